@@ -1,0 +1,66 @@
+"""Readable text for constraint expressions (prompts, reports, explanations)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._expr import And, Chain, Expr, Gate, Or, Single
+
+_HEADERS = {And: "ALL of:", Or: "ANY of:", Chain: "IN ORDER:", Gate: "FIRST THAT HOLDS:"}
+
+
+def format_value(value: Any) -> str:
+    """A compact, unambiguous rendering of an argument value (strings unquoted when plain)."""
+    if isinstance(value, str):
+        return value if value and all(ch.isalnum() or ch in "_-.@:/" for ch in value) else repr(value)
+    return repr(value)
+
+
+def format_call(name: str, args: Mapping[str, Any] | None) -> str:
+    """``name(k=v, ...)`` in the argument order given."""
+    inner = ", ".join(f"{k}={format_value(v)}" for k, v in (args or {}).items())
+    return f"{name}({inner})"
+
+
+def format_single(single: Single, bindings: Mapping[str, Any] | None = None) -> str:
+    """``name(param=var)``; with ``bindings``, bound variables show their values."""
+    parts = []
+    for param, var in single.params or ():
+        if bindings is not None and var in bindings:
+            parts.append(f"{param}={format_value(bindings[var])}")
+        else:
+            parts.append(f"{param}={var}")
+    text = f"{single.name}({', '.join(parts)})"
+    return f"NOT {text}" if single.negated else text
+
+
+def render(
+    expr: Expr | None,
+    *,
+    bindings: Mapping[str, Any] | None = None,
+    describe: Callable[[Single], str] | None = None,
+    indent: str = "  ",
+) -> str:
+    """An indented outline: groups become ALL/ANY/IN ORDER/FIRST THAT HOLDS lists.
+
+    ``describe`` replaces the default ``name(param=var)`` text of a single (e.g. a domain's
+    natural-language template); ``bindings`` fills in variable values.
+    """
+    if expr is None:
+        return "(no constraints)"
+    lines: list[str] = []
+    _render_into(lines, expr, 0, "", bindings, describe, indent)
+    return "\n".join(lines)
+
+
+def _render_into(lines, expr, depth, bullet, bindings, describe, indent) -> None:
+    pad = indent * depth
+    if isinstance(expr, Single):
+        text = describe(expr) if describe else format_single(expr, bindings)
+        lines.append(f"{pad}{bullet}{text}")
+        return
+    lines.append(f"{pad}{bullet}{_HEADERS[type(expr)]}")
+    for i, child in enumerate(expr.children, start=1):
+        child_bullet = f"{i}. " if isinstance(expr, Chain) else "- "
+        _render_into(lines, child, depth + 1, child_bullet, bindings, describe, indent)

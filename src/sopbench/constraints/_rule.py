@@ -1,0 +1,114 @@
+"""Rules (the SOP of one service action) and SOP catalogues."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._codec import ConstraintError, check_acyclic, validate
+from ._expr import Expr, Single, rename, singles
+from ._render import format_call
+
+
+@dataclass(frozen=True, slots=True)
+class HelperCall:
+    """A helper identity: the helper's name plus its bound parameter values.
+
+    ``HelperCall("check_user", {"username": "alice"})`` is not the same helper as the one for ``bob``.
+    """
+
+    name: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, name: str, args: Mapping[str, Any] | None = None) -> HelperCall:
+        return cls(name, tuple((args or {}).items()))
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return dict(self.args)
+
+    def __str__(self) -> str:
+        return format_call(self.name, self.arguments)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """The SOP of one service action: its constraint expression over the action's parameters.
+
+    ``params`` are the action's parameter names (the variables the expression may bind).
+    ``read_only`` marks actions without side effects: an extra call of one never fails a trace.
+    """
+
+    action: str
+    expr: Expr | None
+    params: tuple[str, ...] = ()
+    read_only: bool = False
+
+    def validate(self) -> None:
+        validate(self.expr, self.params, path=f"{self.action}.constraints")
+
+    def required_helpers(
+        self, bindings: Mapping[str, Any], verifiers: Mapping[str, Expr | None] | None = None
+    ) -> list[HelperCall]:
+        """The helper identities whose calls verify this rule for one call's argument ``bindings``.
+
+        ``verifiers`` maps a constraint name to the helper expression that verifies it (a domain's
+        verification processes and links); a single without an entry is itself a helper. Every
+        alternative of an Or is listed; duplicates are removed, first occurrence kept.
+        """
+        found: dict[HelperCall, None] = {}
+        _collect_helpers(self.expr, bindings, verifiers or {}, found, depth=0)
+        return list(found)
+
+
+def _collect_helpers(expr, bindings, verifiers, found, depth) -> None:
+    if depth > 32:
+        raise ConstraintError("verifiers", "verification processes nest more than 32 levels (a cycle?)")
+    for single in singles(expr):
+        if single.name in verifiers:
+            process = verifiers[single.name]
+            if process is not None:
+                _collect_helpers(process, single.bind(bindings), verifiers, found, depth + 1)
+        else:
+            found.setdefault(HelperCall.of(single.name, single.bind(bindings)), None)
+
+
+@dataclass(frozen=True)
+class Sop:
+    """A catalogue of rules (action -> Rule) and of how each constraint is verified.
+
+    ``verifiers[c]`` is the expression of helper calls that verify constraint ``c`` (written in
+    ``c``'s parameter names), or ``None`` when ``c`` needs no helper (a pure argument check).
+    A single naming neither a verifier key nor anything else is taken to be a helper tool.
+    """
+
+    rules: Mapping[str, Rule]
+    verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for action, rule in self.rules.items():
+            if rule.action != action:
+                raise ConstraintError(f"rules[{action!r}]", f"rule is for {rule.action!r}")
+
+    def validate(self) -> None:
+        """Check parameter maps and that no helper (transitively) requires itself."""
+        for rule in self.rules.values():
+            rule.validate()
+        edges: dict[str, set[str]] = {}
+        for rule in self.rules.values():
+            edges[rule.action] = set(self._helper_names(rule.expr))
+        for name, process in self.verifiers.items():
+            edges.setdefault(name, set()).update(self._helper_names(process))
+        check_acyclic(edges)
+
+    def _helper_names(self, expr: Expr | None) -> Iterable[str]:
+        return (s.name for s in singles(expr))
+
+    def rule(self, action: str) -> Rule | None:
+        return self.rules.get(action)
+
+    def verifier(self, single: Single) -> Expr | None:
+        """The helper expression verifying ``single``, in the caller's variable names."""
+        return rename(self.verifiers[single.name], single.param_map)
