@@ -1,0 +1,105 @@
+"""A domain's SOP catalogue: the dependency tables that define its procedures.
+
+The tables are data (``sop.json`` beside each domain's code): which checks every tool performs itself
+(innate), the fixed and optional parts of each tool's SOP, how state constraints are made true by
+calling a tool (links), which prerequisites a constraint needs before it can be evaluated, and which
+helper calls let an agent verify a constraint (processes). Everything else (default SOPs, expanded
+forms, action graphs) is derived from these tables in ``_derive``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sopbench.constraints import ConstraintError, Expr, Single, parse
+
+
+@dataclass(frozen=True)
+class ToolSignature:
+    """A tool's parameters as the published schema gives them (types, required) plus defaults."""
+
+    name: str
+    params: tuple[str, ...]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    schema_params: tuple[Mapping[str, Any], ...] | None = None  # None: no schema is offered
+    required: tuple[str, ...] = ()
+    schema_strict: bool = False
+    offered: bool = True
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    domain: str
+    default_parameters: Mapping[str, Any]
+    tools: Mapping[str, ToolSignature]
+    innate: Mapping[str, Expr | None]
+    required: Mapping[str, Expr | None]  # key order is the published prompt order
+    customizable: Mapping[str, tuple[Expr, ...]]  # each element an independently optional constraint
+    links: Mapping[str, Single]  # state constraint -> the tool call that makes it true
+    constraint_dependencies: Mapping[str, Expr | None]
+    processes: Mapping[str, Expr | None]
+    params_user_not_needed: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Catalogue:
+        path = Path(path)
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise ConstraintError(str(path), f"cannot read SOP catalogue: {exc}") from exc
+        return cls.from_dict(data, source=path.name)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "sop") -> Catalogue:
+        def table(key: str) -> dict[str, Expr | None]:
+            return {name: parse(expr, f"{source}:{key}[{name!r}]") for name, expr in data.get(key, {}).items()}
+
+        customizable: dict[str, tuple[Expr, ...]] = {}
+        for name, pool in data.get("customizable_dependencies", {}).items():
+            where = f"{source}:customizable_dependencies[{name!r}]"
+            if pool is None:
+                customizable[name] = ()
+            elif pool and isinstance(pool[0], list):  # a list of independent optional expressions
+                customizable[name] = tuple(parse(item, f"{where}[{i}]") for i, item in enumerate(pool))
+            else:
+                customizable[name] = (parse(pool, where),)
+        links = {
+            constraint: Single.of(tool, mapping)
+            for constraint, (tool, mapping) in data.get("constraint_links", {}).items()
+        }
+        tools = {}
+        for entry in data.get("tools", []):
+            params = entry.get("params")
+            tools[entry["name"]] = ToolSignature(
+                name=entry["name"],
+                params=tuple(entry.get("signature", ())),
+                defaults=dict(entry.get("defaults", {})),
+                schema_params=None if params is None else tuple(params),
+                required=tuple(entry.get("required", ())),
+                schema_strict=bool(entry.get("schema_strict", False)),
+                offered=bool(entry.get("offered", True)),
+            )
+        return cls(
+            domain=data["domain"],
+            default_parameters=dict(data.get("default_constraint_parameters", {})),
+            tools=tools,
+            innate=table("innate_dependencies"),
+            required=table("required_dependencies"),
+            customizable=customizable,
+            links=links,
+            constraint_dependencies=table("constraint_dependencies"),
+            processes=table("constraint_processes"),
+            params_user_not_needed={
+                k: tuple(v) for k, v in data.get("params_user_not_needed", {}).items()
+            },
+        )
+
+    def graph_params(self, tool: str) -> tuple[str, ...]:
+        """The parameters a tool's graph node binds: its signature minus those users need not know."""
+        skip = set(self.params_user_not_needed.get(tool, ()))
+        return tuple(p for p in self.tools[tool].params if p not in skip)

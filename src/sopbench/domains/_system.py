@@ -1,0 +1,253 @@
+"""Executable systems: the lenient system agents talk to, and the strict oracle.
+
+The lenient system executes what it is asked, enforcing only each tool's innate check. The strict
+oracle wraps a lenient system, keeps the session state (who is logged in, whether the admin password
+was given) and enforces a full dependency table (every tool's default SOP, the goal's task SOP)
+before delegating. Both evaluate constraint expressions with the published semantics: left-to-right
+short-circuit, a single is true when ``(not negated) == value`` where ``value`` is a check's boolean
+or the second element of a tool's ``(ok, value)`` pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+from sopbench.constraints import And, Chain, Expr, Single
+from sopbench.constraints._expr import LITERAL_PREFIX, _literal
+
+from ._mechanism import Context, Domain, ToolKind
+
+OutputFormat = Literal["value", "tuple"]
+
+# Published quirk: the strict oracle updated the session (logged in, admin authenticated) *before*
+# checking the credentials, so a wrong password still logged the user in.
+SESSION_BEFORE_CREDENTIALS = "session_before_credentials"
+
+
+def succeeded(raw: Any) -> bool:
+    """Whether a tool's return value means success: ``True``, or a pair whose first element is true."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, tuple):
+        return bool(raw) and bool(raw[0])
+    return raw is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The result of one tool call as an agent sees it. Never an exception."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    raw: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and succeeded(self.raw)
+
+    @property
+    def value(self) -> Any:
+        return self.raw[1] if isinstance(self.raw, tuple) and len(self.raw) > 1 else self.raw
+
+    def content(self, output_format: OutputFormat = "value") -> str:
+        """The text the agent saw: ``str`` of the value (newer runs) or of the whole pair (older runs)."""
+        if self.error is not None:
+            return self.error
+        return str(self.raw if output_format == "tuple" else self.value)
+
+
+def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> ToolOutcome:
+    return ToolOutcome(name, arguments or {}, error=f"Error: Tool {name} not found.")
+
+
+def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Arguments as a dict, from a dict or a JSON string; or the error text an agent should see."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments), None
+    if arguments is None or arguments == "":
+        return {}, None
+    if isinstance(arguments, str | bytes):
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError as exc:
+            return None, f"Error: arguments of {tool} are not valid JSON ({exc})."
+        if isinstance(parsed, dict):
+            return parsed, None
+        return None, f"Error: arguments of {tool} must be a JSON object, got {type(parsed).__name__}."
+    return None, f"Error: arguments of {tool} must be a JSON object, got {type(arguments).__name__}."
+
+
+class _Evaluating:
+    """Shared constraint evaluation with the published semantics."""
+
+    domain: Domain
+    ctx: Context
+
+    def holds(self, expr: Expr | None, arguments: Mapping[str, Any]) -> bool:
+        """Truth of ``expr`` for a call with ``arguments``; a check's exception propagates."""
+        if expr is None:
+            return True
+        if isinstance(expr, Single):
+            return (not expr.negated) == self.value_of(expr, arguments)
+        if isinstance(expr, And | Chain):
+            return all(self.holds(child, arguments) for child in expr.children)
+        return any(self.holds(child, arguments) for child in expr.children)
+
+    def value_of(self, single: Single, arguments: Mapping[str, Any]) -> Any:
+        """The raw truth value of a positive single: a check's result or a tool pair's second element."""
+        args = {}
+        for param, var in single.params or ():
+            # A variable the call does not bind raises KeyError, as in the published oracle.
+            args[param] = _literal(var[len(LITERAL_PREFIX) :]) if var.startswith(LITERAL_PREFIX) else arguments[var]
+        check = self.domain.checks.get(single.name)
+        result = check(self.ctx, **args) if check is not None else self._invoke_lenient(single.name, args)
+        return result if isinstance(result, bool) else result[1]
+
+    # Each system says how a tool-named constraint is evaluated: always on the lenient system.
+    _invoke_lenient: Callable[[str, Mapping[str, Any]], Any]
+
+
+class LenientSystem(_Evaluating):
+    """The system an agent talks to: executes every call, enforcing only innate checks.
+
+    ``atomic`` (the default) restores the database when a write tool raises half-way; the published
+    system kept such partial writes, which replay of recorded trajectories reproduces with
+    ``atomic=False``.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        database: Mapping[str, Any],
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        copy: bool = True,
+        atomic: bool = True,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.domain = domain
+        self.options = {**domain.options, **(options or {})}
+        self.db: dict[str, Any] = domain.copy_database(database) if copy else database  # type: ignore[assignment]
+        self.parameters = dict(domain.catalogue.default_parameters)
+        self.parameters.update(parameters or {})
+        self.atomic = atomic
+        self.session = domain.new_session()  # never updated: innate checks only
+        self.ctx = Context(self.db, self.parameters, self.session, self._call, self.options)
+
+    def _call(self, name: str, /, **arguments: Any) -> Any:
+        return self.invoke(name, arguments)
+
+    def _invoke_lenient(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        return self.invoke(name, arguments)
+
+    def invoke(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Run a tool and return its raw result; raises exactly where the published system raised."""
+        spec = self.domain.tools.get(name)
+        if spec is None:
+            raise AttributeError(f"'{self.domain.system_name}' object has no attribute '{name}'")
+        try:
+            bound = spec.signature.bind(**arguments)
+        except TypeError:
+            spec.impl(self.ctx, **arguments)  # raises the interpreter's own message for this call
+            raise
+        bound.apply_defaults()
+        innate_table = self.domain.catalogue.innate
+        if name in innate_table:
+            innate = innate_table[name]
+            if innate is not None and not self.holds(innate, bound.arguments):
+                return spec.failure
+        elif innate_table:
+            return spec.failure  # the published evaluator refuses tools missing from its table
+        return spec.impl(self.ctx, *bound.args, **bound.kwargs)
+
+    def execute(self, name: str, arguments: Any, *, offered_only: bool = True) -> ToolOutcome:
+        """Run one call from an agent. Never raises: every failure becomes the text the agent sees."""
+        spec = self.domain.tools.get(name)
+        if spec is None or (offered_only and not spec.offered):
+            return tool_not_found(name, arguments if isinstance(arguments, Mapping) else None)
+        args, problem = parse_arguments(name, arguments)
+        if args is None:
+            return ToolOutcome(name, {}, error=problem)
+        snapshot = orjson.dumps(self.db) if self.atomic and spec.kind is ToolKind.WRITE else None
+        try:
+            return ToolOutcome(name, args, raw=self.invoke(name, args))
+        except Exception as exc:  # noqa: BLE001 - an agent's bad call must never crash the episode
+            if snapshot is not None:
+                self.db.clear()
+                self.db.update(orjson.loads(snapshot))
+            return ToolOutcome(name, args, error=f"{type(exc).__name__}: {exc}")
+
+
+class StrictSystem(_Evaluating):
+    """The oracle: enforces a full dependency table and keeps the session state.
+
+    ``dependencies`` maps every tool to the constraint expression it requires (``None`` = none); a
+    tool missing from it is refused. ``quirks`` may contain ``SESSION_BEFORE_CREDENTIALS``.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        database: Mapping[str, Any],
+        parameters: Mapping[str, Any] | None,
+        dependencies: Mapping[str, Expr | None],
+        *,
+        quirks: frozenset[str] = frozenset(),
+        copy: bool = True,
+        atomic: bool = True,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.domain = domain
+        self.lenient = LenientSystem(domain, database, parameters, copy=copy, atomic=atomic, options=options)
+        self.db = self.lenient.db
+        self.dependencies = dependencies
+        self.quirks = quirks
+        self.session = domain.new_session()
+        self.ctx = Context(
+            self.lenient.db, self.lenient.parameters, self.session, self.lenient._call, self.lenient.options
+        )
+
+    def _invoke_lenient(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        return self.lenient.invoke(name, arguments)
+
+    def permitted(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether the oracle's dependency for ``name`` holds now (exceptions propagate)."""
+        if name not in self.dependencies:
+            return False
+        return self.holds(self.dependencies[name], arguments)
+
+    def invoke(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        if not self.permitted(name, arguments):
+            return False
+        effect = self.domain.effects.get(name)
+        if effect is None:
+            return self.lenient.invoke(name, arguments)
+        if SESSION_BEFORE_CREDENTIALS in self.quirks:
+            effect(self.session, **arguments)
+            return self.lenient.invoke(name, arguments)
+        result = self.lenient.invoke(name, arguments)
+        if succeeded(result):
+            effect(self.session, **arguments)
+        return result
+
+    def execute(self, name: str, arguments: Any) -> ToolOutcome:
+        """Like ``LenientSystem.execute``, through the oracle. Never raises."""
+        if name not in self.domain.tools:
+            return tool_not_found(name, arguments if isinstance(arguments, Mapping) else None)
+        args, problem = parse_arguments(name, arguments)
+        if args is None:
+            return ToolOutcome(name, {}, error=problem)
+        spec = self.domain.tools[name]
+        snapshot = orjson.dumps(self.db) if self.lenient.atomic and spec.kind is ToolKind.WRITE else None
+        try:
+            return ToolOutcome(name, args, raw=self.invoke(name, args))
+        except Exception as exc:  # noqa: BLE001
+            if snapshot is not None:
+                self.db.clear()
+                self.db.update(orjson.loads(snapshot))
+            return ToolOutcome(name, args, error=f"{type(exc).__name__}: {exc}")
