@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sopbench.constraints import Sop, parse
 from sopbench.constraints import Rule as _Rule
+from sopbench.constraints import Sop, parse
 
 from ._evaluate import evaluate_trace
 from ._model import StaticOracle, ToolCall, Trace, Verdict
