@@ -84,7 +84,7 @@ def test_oracle_table_replaces_only_the_goal():
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_task_graphs_equal_the_published_graphs(domain):
     cat = catalogue(domain)
-    tasks = json.loads(gzip.open(SHARED / "sopbench" / "tasks" / f"{domain}_tasks.json.gz").read())
+    tasks = json.loads(gzip.decompress((SHARED / "sopbench" / "tasks" / f"{domain}_tasks.json.gz").read_bytes()))
     checked = 0
     for goal, task_list in tasks.items():
         for task in task_list:

@@ -1,0 +1,121 @@
+"""A task's oracle: the strict system for one task, and the task's reference path.
+
+The reference path is how the published generator verified its tasks: call the *required actions*
+(the tools linked to session constraints the task's SOP mentions, such as ``login_user`` and then
+``authenticate_admin_password``, each after the required actions of its own SOP) with the user's
+known values, stop after one that fails, and otherwise call the goal. On the strict oracle the
+goal's outcome must be the task's ``action_should_succeed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sopbench.constraints import Expr, Single, singles
+
+from ._derive import DependencyOption, default_dependencies, oracle_dependencies
+from ._mechanism import Domain
+from ._system import StrictSystem, ToolOutcome
+
+
+class TaskLike(Protocol):
+    """What the oracle needs of a task (``sopbench.tasks.Task`` has it)."""
+
+    goal: str
+    initial_database: Mapping[str, Any]
+    constraint_parameters: Mapping[str, Any]
+    user_known: Mapping[str, Any]
+    constraints: Expr | None
+
+
+def task_oracle(
+    domain: Domain,
+    task: TaskLike,
+    *,
+    option: DependencyOption = "full",
+    quirks: frozenset[str] = frozenset(),
+    options: Mapping[str, Any] | None = None,
+) -> StrictSystem:
+    """A fresh strict system for ``task``: expanded default SOPs, the task's SOP for its goal."""
+    dependencies = oracle_dependencies(domain.catalogue, task.goal, task.constraints, option)
+    return StrictSystem(
+        domain, task.initial_database, task.constraint_parameters, dependencies, quirks=quirks, options=options
+    )
+
+
+@dataclass(frozen=True)
+class ReferenceCall:
+    tool: str
+    arguments: dict[str, Any]
+
+
+def required_actions(domain: Domain, task: TaskLike) -> list[ReferenceCall]:
+    """The linked tools the task's SOP needs, in the order they must be called, with known values."""
+    catalogue = domain.catalogue
+    defaults = default_dependencies(catalogue, "full", expanded=True)
+    order: list[ReferenceCall] = []
+    seen: set[str] = set()
+
+    def visit(expr: Expr | None, variables: Mapping[str, str]) -> None:
+        for single in singles(expr):
+            link = catalogue.links.get(single.name)
+            if link is None or link.name in seen:
+                continue
+            mapping = _link_variables(domain, single, link, variables)
+            visit(defaults.get(link.name), mapping)  # the linked tool's own SOP comes first
+            if link.name not in seen:
+                seen.add(link.name)
+                args = {p: task.user_known[v] for p, v in mapping.items() if v in task.user_known}
+                order.append(ReferenceCall(link.name, args))
+
+    visit(task.constraints, {})
+    return order
+
+
+def _link_variables(domain: Domain, single: Single, link: Single, outer: Mapping[str, str]) -> dict[str, str]:
+    """Variables (names in ``user_known``) for each parameter of the linked tool."""
+    caller = {p: outer.get(v, v) for p, v in single.params or ()}
+    mapping = {p: caller.get(v, v) for p, v in link.params or ()}
+    for param in domain.catalogue.graph_params(link.name):
+        mapping.setdefault(param, outer.get(param, param))
+    return mapping
+
+
+def goal_arguments(domain: Domain, task: TaskLike) -> dict[str, Any]:
+    """The goal's arguments from the user's known values (parameters the user knows only)."""
+    spec = domain.tools[task.goal]
+    return {p: task.user_known[p] for p in spec.params if p in task.user_known}
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    calls: tuple[tuple[ReferenceCall, ToolOutcome], ...]
+    goal_outcome: ToolOutcome | None  # None: a required action failed, the goal was not called
+
+    @property
+    def goal_succeeded(self) -> bool:
+        return self.goal_outcome is not None and self.goal_outcome.ok
+
+
+def run_reference_path(
+    domain: Domain,
+    task: TaskLike,
+    *,
+    quirks: frozenset[str] = frozenset(),
+    stop_after_failure: bool = True,
+    options: Mapping[str, Any] | None = None,
+) -> ReferenceRun:
+    """Run the required actions and then the goal on the task's strict oracle."""
+    oracle = task_oracle(domain, task, quirks=quirks, options=options)
+    done: list[tuple[ReferenceCall, ToolOutcome]] = []
+    for call in required_actions(domain, task):
+        outcome = oracle.execute(call.tool, call.arguments)
+        done.append((call, outcome))
+        if stop_after_failure and not outcome.ok:
+            return ReferenceRun(tuple(done), None)
+    goal = ReferenceCall(task.goal, goal_arguments(domain, task))
+    outcome = oracle.execute(goal.tool, goal.arguments)
+    done.append((goal, outcome))
+    return ReferenceRun(tuple(done), outcome)
