@@ -10,6 +10,7 @@ or the second element of a tool's ``(ok, value)`` pair.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -61,6 +62,13 @@ class ToolOutcome:
         return str(self.raw if output_format == "tuple" else self.value)
 
 
+def _detached(raw: Any) -> Any:
+    """A result that later calls cannot change: readers return live parts of the database."""
+    if isinstance(raw, dict | list) or (isinstance(raw, tuple) and any(isinstance(x, dict | list) for x in raw)):
+        return copy.deepcopy(raw)
+    return raw
+
+
 def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> ToolOutcome:
     return ToolOutcome(name, arguments or {}, error=f"Error: Tool {name} not found.")
 
@@ -94,9 +102,13 @@ class _Evaluating:
             return True
         if isinstance(expr, Single):
             return (not expr.negated) == self.value_of(expr, arguments)
-        if isinstance(expr, And | Chain):
-            return all(self.holds(child, arguments) for child in expr.children)
-        return any(self.holds(child, arguments) for child in expr.children)
+        # Plain loops, not all()/any() over generators: a check that raises StopIteration must
+        # surface as StopIteration (as in the published oracle), not as RuntimeError.
+        conjunction = isinstance(expr, And | Chain)
+        for child in expr.children:
+            if self.holds(child, arguments) != conjunction:
+                return not conjunction
+        return conjunction
 
     def value_of(self, single: Single, arguments: Mapping[str, Any]) -> Any:
         """The raw truth value of a positive single: a check's result or a tool pair's second element."""
@@ -175,7 +187,7 @@ class LenientSystem(_Evaluating):
             return ToolOutcome(name, {}, error=problem)
         snapshot = orjson.dumps(self.db) if self.atomic and spec.kind is ToolKind.WRITE else None
         try:
-            return ToolOutcome(name, args, raw=self.invoke(name, args))
+            return ToolOutcome(name, args, raw=_detached(self.invoke(name, args)))
         except Exception as exc:  # noqa: BLE001 - an agent's bad call must never crash the episode
             if snapshot is not None:
                 self.db.clear()
@@ -245,7 +257,7 @@ class StrictSystem(_Evaluating):
         spec = self.domain.tools[name]
         snapshot = orjson.dumps(self.db) if self.lenient.atomic and spec.kind is ToolKind.WRITE else None
         try:
-            return ToolOutcome(name, args, raw=self.invoke(name, args))
+            return ToolOutcome(name, args, raw=_detached(self.invoke(name, args)))
         except Exception as exc:  # noqa: BLE001
             if snapshot is not None:
                 self.db.clear()
