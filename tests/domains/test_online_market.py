@@ -309,7 +309,8 @@ def test_internal_get_database_is_bare_and_not_offered(market: LenientSystem) ->
         market.execute("internal_get_database", {}).content()
         == "Error: Tool internal_get_database not found."
     )
-    assert market.execute("internal_get_database", {}, offered_only=False).raw is market.db
+    detached = market.execute("internal_get_database", {}, offered_only=False).raw
+    assert detached == market.db and detached is not market.db  # outcomes never alias the live database
 
 
 def test_get_order_details(market: LenientSystem) -> None:
