@@ -1,0 +1,36 @@
+"""The DMV domain: vehicle registration, driver's licences and driving tests.
+
+Importing this package registers ``DOMAIN`` (name ``dmv``, lenient system name ``DMV``).
+"""
+
+from pathlib import Path
+
+from sopbench.domains import Domain, register_domain
+
+from .state import DMVDatabase, new_session
+
+# Domain option: how a licence number is derived from the username when a drive test is passed.
+# "digest" (default): a stable digest, the same in every process. "python_hash": the interpreter's
+# salted hash(), as the published code did (repeatable only with a fixed PYTHONHASHSEED).
+LICENCE_NUMBER_OPTION = "licence_number"
+
+DOMAIN = register_domain(
+    Domain.from_sop_file(
+        "dmv",
+        Path(__file__).with_name("sop.json"),
+        system_name="DMV",
+        new_session=new_session,
+        database_model=DMVDatabase,
+        description=(
+            "You are the online assistant of a department of motor vehicles. You help people with "
+            "their accounts, register and renew vehicles, keep vehicle and licence details up to date, "
+            "renew driver's licences, book and record knowledge and driving tests, and transfer vehicle "
+            "titles, using the tools described below."
+        ),
+        options={LICENCE_NUMBER_OPTION: "digest"},
+    )
+)
+
+from . import constraints, tools  # noqa: E402,F401  (registers the rules on DOMAIN)
+
+__all__ = ["DOMAIN", "LICENCE_NUMBER_OPTION", "DMVDatabase", "new_session"]

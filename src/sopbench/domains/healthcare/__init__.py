@@ -1,0 +1,34 @@
+"""The healthcare domain: insurance policies, claims, authorised providers and appointments.
+
+A policy holder logs in with a username and an identification string; the assistant then reads or
+changes the policy (type, coverage, declared income), files and appeals claims, authorises providers
+and books appointments with them. The SOP tables are in ``sop.json``; the tools are in ``tools.py``
+and the truth of every constraint in ``constraints.py``.
+"""
+
+from pathlib import Path
+
+from sopbench.domains import Domain, register_domain
+
+from .state import HealthcareDatabase, new_session
+
+DOMAIN = register_domain(
+    Domain.from_sop_file(
+        "healthcare",
+        Path(__file__).with_name("sop.json"),
+        system_name="Healthcare",
+        new_session=new_session,
+        database_model=HealthcareDatabase,
+        description=(
+            "You are the assistant of a health insurance company. You help policy holders with their "
+            "accounts: reading and updating their policy, deactivating or reactivating it, filing a "
+            "claim for a treatment and appealing a decision on one, adding a provider to the list of "
+            "providers their policy authorises, and booking appointments with providers. Each of these "
+            "services comes with conditions that must be checked, in the stated order, before you act."
+        ),
+    )
+)
+
+from . import constraints, tools  # noqa: E402,F401  (registers the rules on DOMAIN)
+
+__all__ = ["DOMAIN", "HealthcareDatabase", "new_session"]
