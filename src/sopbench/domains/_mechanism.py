@@ -266,8 +266,13 @@ class Domain:
         return problems
 
     def copy_database(self, database: Mapping[str, Any]) -> dict[str, Any]:
-        """A deterministic deep copy (JSON round trip: the database is JSON data)."""
-        return orjson.loads(orjson.dumps(database))
+        """A deterministic deep copy (a JSON round trip: the database is JSON data)."""
+        try:
+            return orjson.loads(orjson.dumps(database))
+        except TypeError:  # not JSON any more (a published quirk left a non-string key)
+            import copy
+
+            return copy.deepcopy(dict(database))
 
     def __repr__(self) -> str:
         return f"Domain({self.name!r}, tools={len(self.tools)}, checks={len(self.checks)})"

@@ -11,6 +11,7 @@ or the second element of a tool's ``(ok, value)`` pair.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -83,11 +84,26 @@ def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, s
         try:
             parsed = orjson.loads(arguments)
         except orjson.JSONDecodeError as exc:
-            return None, f"Error: arguments of {tool} are not valid JSON ({exc})."
+            try:  # what orjson refuses but Python's json (the published parser) accepts: NaN, Infinity
+                parsed = json.loads(arguments)
+            except ValueError:
+                return None, f"Error: arguments of {tool} are not valid JSON ({exc})."
         if isinstance(parsed, dict):
             return parsed, None
         return None, f"Error: arguments of {tool} must be a JSON object, got {type(parsed).__name__}."
     return None, f"Error: arguments of {tool} must be a JSON object, got {type(arguments).__name__}."
+
+
+def _snapshot(db: dict[str, Any]) -> Any:
+    try:
+        return orjson.dumps(db)
+    except TypeError:  # a non-string key left by a published quirk (e.g. a None loan key)
+        return copy.deepcopy(db)
+
+
+def _restore(db: dict[str, Any], snapshot: Any) -> None:
+    db.clear()
+    db.update(orjson.loads(snapshot) if isinstance(snapshot, bytes) else snapshot)
 
 
 class _Evaluating:
@@ -185,13 +201,12 @@ class LenientSystem(_Evaluating):
         args, problem = parse_arguments(name, arguments)
         if args is None:
             return ToolOutcome(name, {}, error=problem)
-        snapshot = orjson.dumps(self.db) if self.atomic and spec.kind is ToolKind.WRITE else None
+        snapshot = _snapshot(self.db) if self.atomic and spec.kind is ToolKind.WRITE else None
         try:
             return ToolOutcome(name, args, raw=_detached(self.invoke(name, args)))
         except Exception as exc:  # noqa: BLE001 - an agent's bad call must never crash the episode
             if snapshot is not None:
-                self.db.clear()
-                self.db.update(orjson.loads(snapshot))
+                _restore(self.db, snapshot)
             return ToolOutcome(name, args, error=f"{type(exc).__name__}: {exc}")
 
 
@@ -255,11 +270,10 @@ class StrictSystem(_Evaluating):
         if args is None:
             return ToolOutcome(name, {}, error=problem)
         spec = self.domain.tools[name]
-        snapshot = orjson.dumps(self.db) if self.lenient.atomic and spec.kind is ToolKind.WRITE else None
+        snapshot = _snapshot(self.db) if self.lenient.atomic and spec.kind is ToolKind.WRITE else None
         try:
             return ToolOutcome(name, args, raw=_detached(self.invoke(name, args)))
         except Exception as exc:  # noqa: BLE001
             if snapshot is not None:
-                self.db.clear()
-                self.db.update(orjson.loads(snapshot))
+                _restore(self.db, snapshot)
             return ToolOutcome(name, args, error=f"{type(exc).__name__}: {exc}")

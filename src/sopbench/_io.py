@@ -1,0 +1,202 @@
+"""Reading helpers shared by the task and trajectory loaders.
+
+Every failure while reading published data becomes one ``LoadError`` that names the file, the record
+(or task) and the field, e.g. ``bank/foo.json.gz: record 3: field "task": missing``. Validators raise
+the lighter ``FieldError`` (a field path and a message); the loaders add the file and record.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from os import PathLike
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import orjson
+
+StrPath: TypeAlias = str | PathLike[str]
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+_JSON_NAMES: dict[type, str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+
+class LoadError(Exception):
+    """Input that cannot be loaded, located by file, record (or task) index and field path."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: StrPath | None = None,
+        record: int | None = None,
+        field: str | None = None,
+        item: str = "record",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = None if file is None else Path(file)
+        self.record = record
+        self.field = field
+        self.item = item  # what ``record`` counts: "record" in trajectory files, "task" in task files
+
+    def __str__(self) -> str:
+        parts = []
+        if self.file is not None:
+            parts.append(display_path(self.file))
+        if self.record is not None:
+            parts.append(f"{self.item} {self.record}")
+        if self.field:
+            parts.append(f'field "{self.field}"')
+        parts.append(self.message)
+        # One line, always: callers print these in lists and logs.
+        return ": ".join(parts).replace("\r", "\\r").replace("\n", "\\n")
+
+    def __repr__(self) -> str:
+        return f"LoadError({str(self)!r})"
+
+
+class FieldError(ValueError):
+    """A field that fails validation; ``field`` is its path inside the record, e.g. ``task.user_goal``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+    def located(self, *, file: StrPath | None, record: int | None, item: str = "record") -> LoadError:
+        return LoadError(self.message, file=file, record=record, field=self.field, item=item)
+
+
+def display_path(path: Path) -> str:
+    """The short name used in messages: ``<folder>/<file>`` (the folder is the domain for trajectories)."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
+# -- reading files ------------------------------------------------------------------------------------
+
+
+def read_bytes(path: StrPath) -> bytes:
+    """The file's bytes, gunzipped when they start with the gzip magic (whatever the file is called)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read file ({exc.strerror or exc})", file=path) from None
+    if data[:2] != GZIP_MAGIC:
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as exc:  # BadGzipFile is an OSError; truncation is EOFError
+        raise LoadError(f"truncated or corrupt gzip data ({exc})", file=path) from None
+
+
+def read_json(path: StrPath) -> Any:
+    """Decode a plain or gzip-compressed JSON file."""
+    data = read_bytes(path)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise LoadError(f"invalid JSON ({exc})", file=path) from None
+
+
+def decode_json_text(text: str) -> Any:
+    """Decode JSON text as the original simulator did (Python's ``json``), using orjson when it can.
+
+    orjson is stricter than ``json`` (it rejects ``NaN``, ``Infinity`` and lone surrogates), so text it
+    refuses gets a second chance; only what ``json`` also refuses raises ``ValueError``.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+# -- validating decoded JSON ---------------------------------------------------------------------------
+
+
+def at(parent: str, key: str | int) -> str:
+    """The path of ``key`` inside ``parent``: ``a.b``, ``a[3]``."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else key
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value is called in messages ("an object", "null", ...)."""
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def expect(value: Any, kind: type | tuple[type, ...], field: str) -> Any:
+    """``value`` if it has one of the JSON types ``kind``; a boolean never passes as a number."""
+    if _has_type(value, kind):
+        return value
+    raise _type_error(value, kind, field)
+
+
+def present(obj: dict[str, Any], key: str, parent: str) -> Any:
+    """The value of ``key``, of any type (null included), which must be there."""
+    if key not in obj:
+        raise FieldError(at(parent, key), "missing")
+    return obj[key]
+
+
+def required(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], parent: str) -> Any:
+    value = present(obj, key, parent)
+    if _has_type(value, kind):  # the path is only spelled out on failure: this runs millions of times
+        return value
+    raise _type_error(value, kind, at(parent, key))
+
+
+def optional(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], parent: str) -> Any:
+    """The value of ``key``, or ``None`` when it is missing or null."""
+    value = obj.get(key)
+    if value is None or _has_type(value, kind):
+        return value
+    raise _type_error(value, kind, at(parent, key))
+
+
+def _has_type(value: Any, kind: type | tuple[type, ...]) -> bool:
+    if type(value) is bool:
+        return kind is bool or (isinstance(kind, tuple) and bool in kind)
+    return isinstance(value, kind)
+
+
+def _type_error(value: Any, kind: type | tuple[type, ...], field: str) -> FieldError:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    wanted = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+    return FieldError(field, f"expected {wanted}, got {json_type(value)}")
+
+
+def expect_flag(value: Any, field: str) -> bool:
+    """A boolean; older files store flags as 0/1."""
+    if type(value) is bool:
+        return value
+    if type(value) is int and value in (0, 1):
+        return bool(value)
+    raise FieldError(field, f"expected a boolean (or 0/1), got {show(value)}")
+
+
+def expect_str_map(value: Any, field: str) -> dict[str, str]:
+    """An object whose values are all strings (parameter -> variable maps)."""
+    mapping = expect(value, dict, field)
+    for key, item in mapping.items():
+        if not isinstance(item, str):
+            raise FieldError(at(field, key), f"expected a string, got {json_type(item)}")
+    return mapping
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short one-line rendering of a value for messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,25 @@
+"""Published tasks: typed models and loaders for ``<domain>_tasks.json[.gz]``.
+
+>>> from sopbench.tasks import load_tasks
+>>> tasks = load_tasks("../shared/sopbench/tasks/bank_tasks.json.gz")  # doctest: +SKIP
+>>> tasks[0].goal, tasks[0].action_should_succeed  # doctest: +SKIP
+('apply_credit_card', True)
+"""
+
+from sopbench._io import LoadError
+
+from ._load import iter_all_tasks, load_tasks, task_file_domain, task_from_json
+from ._model import ActionGraph, GraphNode, GroupNodeKind, Task, ToolNode
+
+__all__ = [
+    "ActionGraph",
+    "GraphNode",
+    "GroupNodeKind",
+    "LoadError",
+    "Task",
+    "ToolNode",
+    "iter_all_tasks",
+    "load_tasks",
+    "task_file_domain",
+    "task_from_json",
+]

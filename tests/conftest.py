@@ -1,0 +1,165 @@
+"""Shared test fixtures: where the published SOPBench data lives.
+
+The published data sits next to the repository, in ``../shared/sopbench`` (never copied into the repo).
+Tests that need it take one of these fixtures and are skipped, with the reason, when it is absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Test files mirror the package (tests/tasks/test_load.py, tests/traces/test_load.py, ...) and the
+    # test folders have no __init__.py, so the default "prepend" import mode cannot import two files of
+    # the same name. "importlib" can. (Setting `--import-mode=importlib` in pyproject's addopts would
+    # make this hook unnecessary.)
+    if config.getoption("importmode") == "prepend":
+        config.option.importmode = "importlib"
+
+
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
+
+
+def require_published_data() -> Path:
+    """``../shared/sopbench``, or skip the calling test."""
+    if not PUBLISHED_DATA_DIR.is_dir():
+        pytest.skip("../shared/sopbench not found: published data needed")
+    return PUBLISHED_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` (the reference texts and the published data)."""
+    require_published_data()
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def published_tasks_dir(shared_dir: Path) -> Path:
+    return shared_dir / "sopbench" / "tasks"
+
+
+@pytest.fixture(scope="session")
+def published_trajectories_dir(shared_dir: Path) -> Path:
+    return shared_dir / "sopbench" / "trajectories"
+
+
+# -- a small synthetic trajectory record (not published data) for loader tests -----------------------
+
+
+def _synthetic_task() -> dict:
+    login = ["single", "login_user", {"username": "username", "identification": "identification"}]
+    return {
+        "initial_database": {"accounts": {"alice": {"identification": "pw", "balance": 10.0}}},
+        "constraint_parameters": {"maximum_withdrawal": 500},
+        "user_known": {"username": "alice", "identification": "pw"},
+        "constraints": ["and", [login, ["single", "not account_frozen", None]]],
+        "constraints_original": ["and", [login]],
+        "action_should_succeed": True,
+        "user_instruction": "You want to know your balance.",
+        "user_prompt": "Hi, what is my balance? I am alice, password pw.",
+        "directed_action_graph": {
+            "nodes": [
+                ["get_balance", {"username": "username"}],
+                "and",
+                ["login_user", {"username": "username"}],
+            ],
+            "connections": [[0, 1], [1, 2]],
+        },
+        "user_goal": "get_balance",
+    }
+
+
+def _synthetic_run() -> dict:
+    def call(call_id: str, name: str, arguments: str) -> dict:
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+    return {
+        "prompt": "You are a bank assistant.",
+        "interaction": [
+            {"content": "Hi, what is my balance?", "sender": "user"},
+            {
+                "content": None,
+                "sender": "bank assistant",
+                "tool_calls": [call("c1", "login_user", '{"username": "alice", "identification": "pw"}')],
+                "refusal": None,
+                "thinking": "log in first",
+            },
+            {"tool_call_id": "c1", "tool_name": "login_user", "content": "(True, True)"},
+            {
+                "content": None,
+                "sender": "bank assistant",
+                "tool_calls": [call("c2", "get_balance", '{"username": "alice"}')],
+            },
+            {"tool_call_id": "c2", "tool_name": "get_balance", "content": "(True, 10.0)"},
+            {"content": "Your balance is 10.0.", "sender": "bank assistant", "tool_calls": None},
+            {"content": "Thanks!", "sender": "user", "tool_calls": []},
+            {
+                "content": None,
+                "sender": "bank assistant",
+                "tool_calls": [call("c3", "exit_conversation", "{}")],
+            },
+        ],
+        "database": {"accounts": {"alice": {"identification": "pw", "balance": 10.0}}},
+    }
+
+
+def _synthetic_verdict() -> dict:
+    verdict = {
+        "user_goal": "get_balance",
+        "action_should_succeed": 1,
+        "num_messages": 5,
+        "num_function_calls": 2,
+    }
+    verdict.update(
+        dict.fromkeys(
+            [
+                "no_tool_call_error",
+                "constraint_not_violated",
+                "database_match",
+                "action_successfully_called",
+                "dirgraph_satisfied",
+                "action_called_correctly",
+                "success",
+            ],
+            True,
+        )
+    )
+    return verdict
+
+
+def synthetic_record() -> dict:
+    """A fresh, valid trajectory record in the published layout (older tuple output format)."""
+    agent = {"model": "gpt-4o", "temperature": 0.0, "top_p": 0.01, "max_tokens": 512, "tool_call_mode": "fc"}
+    return {
+        "domain": "bank",
+        "setup": {
+            "env_mode": "prompt",
+            "tool_list": "full",
+            "user_agent": None,
+            "assistant_agent": agent,
+            "shuffle_func": False,
+            "default_constraint_option": "full",
+            "constraint_descr_format": "structured",
+        },
+        "task": _synthetic_task(),
+        "interactions": [_synthetic_run()],
+        "evaluations": [_synthetic_verdict()],
+        "statistics": {"total_interactions": 1, "total_success": 1},
+    }
+
+
+@pytest.fixture(scope="session")
+def make_record():
+    """A factory for fresh synthetic trajectory records (session-scoped, so hypothesis tests can use it)."""
+    return synthetic_record
+
+
+@pytest.fixture(scope="session")
+def make_task():
+    """A factory for fresh synthetic task objects in the published layout."""
+    return _synthetic_task
