@@ -11,15 +11,6 @@ from pathlib import Path
 import pytest
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Test files mirror the package (tests/tasks/test_load.py, tests/traces/test_load.py, ...) and the
-    # test folders have no __init__.py, so the default "prepend" import mode cannot import two files of
-    # the same name. "importlib" can. (Setting `--import-mode=importlib` in pyproject's addopts would
-    # make this hook unnecessary.)
-    if config.getoption("importmode") == "prepend":
-        config.option.importmode = "importlib"
-
-
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
 
