@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
 
