@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.constraints import dump, holds, parse, singles
+from sopbench.constraints import ActionGraph, dump, holds, parse, singles
 from sopbench.domains._catalogue import Catalogue
 from sopbench.domains._derive import default_dependencies, expand, oracle_dependencies, simplify
-from sopbench.domains._graph import ActionGraph, action_graph, default_action_graphs
+from sopbench.domains._graph import action_graph, default_action_graphs
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -89,7 +89,7 @@ def test_task_graphs_equal_the_published_graphs(domain):
     for goal, task_list in tasks.items():
         for task in task_list:
             mine = action_graph(cat, goal, parse(task["constraints_original"]))
-            published = ActionGraph.from_published(task["directed_action_graph"])
+            published = ActionGraph.from_json(task["directed_action_graph"])
             assert mine.canonical() == published.canonical(), (goal, task["constraints_original"])
             assert mine.function_names() == published.function_names()
             checked += 1
@@ -102,4 +102,4 @@ def test_task_graphs_equal_the_published_graphs(domain):
 def test_default_action_graphs_equal_the_published_ones(tables, domain):
     mine = default_action_graphs(catalogue(domain))
     for tool, published in tables[domain]["derived_default_action_graphs_full"].items():
-        assert mine[tool].canonical() == ActionGraph.from_published(published).canonical(), tool
+        assert mine[tool].canonical() == ActionGraph.from_json(published).canonical(), tool

@@ -25,11 +25,16 @@ from ._expr import (
     rename,
     singles,
 )
+from ._graph import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 from ._render import format_call, format_single, format_value, render
 from ._rule import HelperCall, Rule, Sop
 
 __all__ = [
     "GROUP_TYPES",
+    "ActionGraph",
+    "GraphNode",
+    "GroupNodeKind",
+    "ToolNode",
     "And",
     "Chain",
     "ConstraintError",

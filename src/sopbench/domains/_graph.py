@@ -1,8 +1,6 @@
 """Directed action graphs: which tool calls must precede a call, derived from the catalogue.
 
-A graph has function nodes ``(tool, {param: variable})`` and ``"and"``/``"or"`` nodes. To call a
-function node's tool correctly, the sub-graph under it must already be satisfied: ``and`` = every
-child, ``or`` = at least one, function node = that tool was called earlier. Built from a goal's
+The graph model is ``sopbench.constraints.ActionGraph``; this module derives graphs. Built from a goal's
 *original* SOP: a linked constraint (``logged_in_user``) becomes its linking tool, any other
 constraint becomes its verification process, and every tool node pulls in that tool's own default
 SOP, recursively. Identical nodes are shared, so the result is a DAG.
@@ -12,76 +10,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from sopbench.constraints import And, Chain, Expr, Single, rename
+from sopbench.constraints import ActionGraph, And, Chain, Expr, GraphNode, Single, ToolNode, rename
 
 from ._catalogue import Catalogue
 from ._derive import default_dependencies
 
 FunctionNode: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
 Node: TypeAlias = str | FunctionNode
-
-
-@dataclass(frozen=True)
-class ActionGraph:
-    """Nodes (node 0 is the root) and directed edges ``(from, to)``."""
-
-    nodes: tuple[Node, ...]
-    edges: tuple[tuple[int, int], ...]
-
-    @classmethod
-    def from_published(cls, data: Mapping[str, Any]) -> ActionGraph:
-        nodes: list[Node] = []
-        for node in data.get("nodes", []):
-            if isinstance(node, str):
-                nodes.append(node)
-            else:
-                name, params = node
-                nodes.append((name, tuple((params or {}).items())))
-        return cls(tuple(nodes), tuple((int(a), int(b)) for a, b in data.get("connections", [])))
-
-    def to_published(self) -> dict[str, Any]:
-        return {
-            "nodes": [n if isinstance(n, str) else [n[0], dict(n[1])] for n in self.nodes],
-            "connections": [list(edge) for edge in self.edges],
-        }
-
-    def children(self, index: int) -> list[int]:
-        return [b for a, b in self.edges if a == index]
-
-    def function_names(self) -> set[str]:
-        """The tools the graph mentions (the published ``oracle`` tool list of a task)."""
-        return {n[0] for n in self.nodes if not isinstance(n, str)}
-
-    def first_node_of(self, tool: str) -> int | None:
-        """The lowest-index node of ``tool`` (the node the published evaluator checks)."""
-        for i, node in enumerate(self.nodes):
-            if not isinstance(node, str) and node[0] == tool:
-                return i
-        return None
-
-    def canonical(self, root: int = 0) -> Any:
-        """A numbering-independent form: equal for graphs with the same structure and labels."""
-        children = _child_lists(self)
-        memo: dict[int, Any] = {}
-
-        def canon(i: int) -> Any:
-            if i not in memo:
-                node = self.nodes[i]
-                kids = frozenset(canon(c) for c in children[i])
-                memo[i] = (node, kids) if isinstance(node, str) else (node[0], tuple(sorted(node[1])), kids)
-            return memo[i]
-
-        return canon(root)
-
-
-def _child_lists(graph: ActionGraph) -> list[list[int]]:
-    children: list[list[int]] = [[] for _ in graph.nodes]
-    for a, b in graph.edges:
-        children[a].append(b)
-    return children
 
 
 class _Builder:
@@ -175,11 +112,15 @@ class _Builder:
     def finish(self, root: int) -> ActionGraph:
         order = _breadth_first(root, self.children, self.nodes)
         position = {old: new for new, old in enumerate(order)}
-        nodes = tuple(self.nodes[old] for old in order)
+        nodes = tuple(_as_graph_node(self.nodes[old]) for old in order)
         edges = tuple(
             (position[old], position[child]) for old in order for child in sorted(self.children[old], key=position.get)
         )
         return ActionGraph(nodes, edges)
+
+
+def _as_graph_node(node: Node) -> GraphNode:
+    return node if isinstance(node, str) else ToolNode(node[0], dict(node[1]))  # type: ignore[return-value]
 
 
 def _breadth_first(root: int, children: list[list[int]], nodes: Sequence[Node]) -> list[int]:

@@ -7,9 +7,10 @@
 """
 
 from sopbench._io import LoadError
+from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 
 from ._load import iter_all_tasks, load_tasks, task_file_domain, task_from_json
-from ._model import ActionGraph, GraphNode, GroupNodeKind, Task, ToolNode
+from ._model import Task
 
 __all__ = [
     "ActionGraph",

@@ -23,9 +23,9 @@ from sopbench._io import (
     read_json,
     required,
 )
-from sopbench.constraints import ConstraintError, Expr, parse
+from sopbench.constraints import ActionGraph, ConstraintError, Expr, GraphNode, ToolNode, parse
 
-from ._model import ActionGraph, GraphNode, Task, ToolNode
+from ._model import Task
 
 TASK_FILE_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 GROUP_NODE_KINDS = ("and", "or")

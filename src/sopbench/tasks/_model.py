@@ -3,52 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any
 
-from sopbench.constraints import Expr
-
-GroupNodeKind: TypeAlias = Literal["and", "or"]
-
-
-class ToolNode(NamedTuple):
-    """A graph node that asks for a tool call; ``params`` maps the tool's parameter to a task variable."""
-
-    tool: str
-    params: dict[str, str]
-
-
-GraphNode: TypeAlias = GroupNodeKind | ToolNode
-
-
-@dataclass(frozen=True, slots=True)
-class ActionGraph:
-    """Which tools must have been called before the goal: nodes and ``(from, to)`` index pairs.
-
-    Node 0 is the goal action. "The node of tool f" means the lowest-index node named f.
-    """
-
-    nodes: tuple[GraphNode, ...]
-    connections: tuple[tuple[int, int], ...]
-
-    def children(self, index: int) -> list[int]:
-        """Indices of the nodes that ``index`` points to, in file order."""
-        return [to for source, to in self.connections if source == index]
-
-    def tool_node_index(self, tool: str) -> int | None:
-        """The lowest index of a node naming ``tool``."""
-        for index, node in enumerate(self.nodes):
-            if isinstance(node, ToolNode) and node.tool == tool:
-                return index
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        """The published encoding (``{"nodes": [...], "connections": [[a, b], ...]}``)."""
-        return {
-            "nodes": [
-                node if isinstance(node, str) else [node.tool, dict(node.params)] for node in self.nodes
-            ],
-            "connections": [[source, to] for source, to in self.connections],
-        }
+from sopbench.constraints import ActionGraph, Expr
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,79 @@
+"""Directed action graphs: which tool calls must precede a call.
+
+A graph has tool nodes ``(tool, {param: variable})`` and ``"and"``/``"or"`` nodes; node 0 is the
+action the graph is about. To call a tool node's tool correctly, the sub-graph under it must
+already be satisfied: ``and`` = every child, ``or`` = at least one, a tool node = that tool was
+called earlier. "The node of tool f" means the lowest-index node naming f.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+GroupNodeKind: TypeAlias = Literal["and", "or"]
+
+
+class ToolNode(NamedTuple):
+    """A graph node that asks for a tool call; ``params`` maps the tool's parameter to a variable."""
+
+    tool: str
+    params: dict[str, str]
+
+
+GraphNode: TypeAlias = GroupNodeKind | ToolNode
+
+
+@dataclass(frozen=True, slots=True)
+class ActionGraph:
+    """Nodes and ``(from, to)`` index pairs, in the published encoding's order."""
+
+    nodes: tuple[GraphNode, ...]
+    connections: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ActionGraph:
+        """From the published encoding, trusted (the task loader validates it with paths)."""
+        nodes: list[GraphNode] = [
+            node if isinstance(node, str) else ToolNode(node[0], dict(node[1] or {})) for node in data.get("nodes", [])
+        ]
+        return cls(tuple(nodes), tuple((int(a), int(b)) for a, b in data.get("connections", [])))
+
+    def children(self, index: int) -> list[int]:
+        """Indices of the nodes that ``index`` points to, in file order."""
+        return [to for source, to in self.connections if source == index]
+
+    def tool_node_index(self, tool: str) -> int | None:
+        """The lowest index of a node naming ``tool``."""
+        for index, node in enumerate(self.nodes):
+            if isinstance(node, ToolNode) and node.tool == tool:
+                return index
+        return None
+
+    def function_names(self) -> set[str]:
+        """The tools the graph names (the published ``oracle`` tool list of a task)."""
+        return {node.tool for node in self.nodes if isinstance(node, ToolNode)}
+
+    def to_json(self) -> dict[str, Any]:
+        """The published encoding (``{"nodes": [...], "connections": [[a, b], ...]}``)."""
+        return {
+            "nodes": [node if isinstance(node, str) else [node.tool, dict(node.params)] for node in self.nodes],
+            "connections": [[source, to] for source, to in self.connections],
+        }
+
+    def canonical(self, root: int = 0) -> Any:
+        """A numbering-independent form: equal for graphs with the same structure and labels."""
+        children: list[list[int]] = [[] for _ in self.nodes]
+        for source, to in self.connections:
+            children[source].append(to)
+        memo: dict[int, Any] = {}
+
+        def canon(index: int) -> Any:
+            if index not in memo:
+                node = self.nodes[index]
+                below = frozenset(canon(c) for c in children[index])
+                memo[index] = (node, below) if isinstance(node, str) else (node.tool, tuple(sorted(node.params.items())), below)
+            return memo[index]
+
+        return canon(root)
