@@ -59,20 +59,22 @@ class Rule:
         alternative of an Or is listed; duplicates are removed, first occurrence kept.
         """
         found: dict[HelperCall, None] = {}
-        _collect_helpers(self.expr, bindings, verifiers or {}, found, depth=0)
+        _collect_helpers(self.expr, bindings, verifiers or {}, found)
         return list(found)
 
 
-def _collect_helpers(expr, bindings, verifiers, found, depth) -> None:
-    if depth > 32:
-        raise ConstraintError("verifiers", "verification processes nest more than 32 levels (a cycle?)")
+def _collect_helpers(expr, bindings, verifiers, found) -> None:
     for single in singles(expr):
-        if single.name in verifiers:
-            process = verifiers[single.name]
-            if process is not None:
-                _collect_helpers(process, single.bind(bindings), verifiers, found, depth + 1)
-        else:
+        process = verifiers.get(single.name)
+        if single.name in verifiers and process is None:
+            continue  # verified without a helper (an argument check)
+        if process is None:
             found.setdefault(HelperCall.of(single.name, single.bind(bindings)), None)
+            continue
+        # A process is a tree of helper calls (never of constraints, even a same-named one).
+        args = single.bind(bindings)
+        for helper in singles(process):
+            found.setdefault(HelperCall.of(helper.name, helper.bind(args)), None)
 
 
 @dataclass(frozen=True)

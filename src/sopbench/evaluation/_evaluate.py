@@ -223,7 +223,9 @@ class _PrefixVerifier:
         return holds(expr, lambda single: self.oracle.holds(self.step, single, bindings))
 
     def _single(self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
-        if single.name in self.sop.verifiers:
+        # Inside a verification process every single is a helper call, even when a constraint
+        # shares its name (a tool-named constraint is verified by calling that very tool).
+        if not in_process and single.name in self.sop.verifiers:
             process = self.sop.verifiers[single.name]
             if process is None:
                 return after
