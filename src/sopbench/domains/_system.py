@@ -11,6 +11,7 @@ or the second element of a tool's ``(ok, value)`` pair.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -68,6 +69,24 @@ def _detached(raw: Any) -> Any:
     if isinstance(raw, dict | list) or (isinstance(raw, tuple) and any(isinstance(x, dict | list) for x in raw)):
         return copy.deepcopy(raw)
     return raw
+
+
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_PLANS: dict[int, tuple[frozenset[str], tuple[str, ...], dict[str, Any]] | None] = {}
+
+
+def _keyword_plan(spec: Any) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]] | None:
+    """Parameter names, required names and defaults of a tool taking plain keyword parameters."""
+    key = id(spec)
+    if key not in _PLANS:
+        params = list(spec.signature.parameters.values())
+        if all(p.kind in _KEYWORD_KINDS for p in params):
+            required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
+            defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+            _PLANS[key] = (frozenset(p.name for p in params), required, defaults)
+        else:
+            _PLANS[key] = None
+    return _PLANS[key]
 
 
 def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> ToolOutcome:
@@ -178,20 +197,35 @@ class LenientSystem(_Evaluating):
         spec = self.domain.tools.get(name)
         if spec is None:
             raise AttributeError(f"'{self.domain.system_name}' object has no attribute '{name}'")
+        plan = _keyword_plan(spec)
+        if plan is not None and plan[0].issuperset(arguments) and all(p in arguments for p in plan[1]):
+            # Fast path (the same binding without inspect.Signature.bind, which dominated replays).
+            full = {**plan[2], **arguments}
+            return self._run_bound(name, spec, full, (), full)
         try:
             bound = spec.signature.bind(**arguments)
         except TypeError:
             spec.impl(self.ctx, **arguments)  # raises the interpreter's own message for this call
             raise
         bound.apply_defaults()
+        return self._run_bound(name, spec, bound.arguments, bound.args, bound.kwargs)
+
+    def _run_bound(
+        self,
+        name: str,
+        spec: Any,
+        arguments: Mapping[str, Any],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> Any:
         innate_table = self.domain.catalogue.innate
         if name in innate_table:
             innate = innate_table[name]
-            if innate is not None and not self.holds(innate, bound.arguments):
+            if innate is not None and not self.holds(innate, arguments):
                 return spec.failure
         elif innate_table:
             return spec.failure  # the published evaluator refuses tools missing from its table
-        return spec.impl(self.ctx, *bound.args, **bound.kwargs)
+        return spec.impl(self.ctx, *args, **kwargs)
 
     def execute(self, name: str, arguments: Any, *, offered_only: bool = True) -> ToolOutcome:
         """Run one call from an agent. Never raises: every failure becomes the text the agent sees."""

@@ -1,0 +1,130 @@
+"""Score every dev trajectory under both protocols and compare with a per-trajectory baseline.
+
+    .venv/bin/python benchmarks/score_all.py [TRAJECTORY_DIR] [--baseline-every N]
+    env time -v .venv/bin/python benchmarks/score_all.py      # peak memory ("Maximum resident set size")
+
+Files are streamed one at a time (read, scored under compat and sound, then dropped). The baseline
+is a straightforward re-implementation of the published evaluator's per-trajectory work, timed on
+the same loaded records in the same process: before every trajectory it throws away everything
+derived from the domain (default dependency tables, action graphs, innate implications, cached
+readings of tool outputs), deep-copies the task's database and graph with ``copy.deepcopy`` (as the
+published code did), and then scores the trajectory with the compat protocol. It is timed on every
+N-th run (default 10) to keep the benchmark short; its per-run time is what the ratio divides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from pathlib import Path
+
+from sopbench.domains import _derive, get_domain
+from sopbench.domains._derive import default_dependencies
+from sopbench.domains._graph import action_graph
+from sopbench.scoring import SOPBENCH, SOUND, _tables, _values, load_records, score_run
+from sopbench.scoring._calls import published_calls
+from sopbench.scoring._tables import expanded_innate
+from sopbench.traces import detect_output_format, iter_trajectory_files
+
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench" / "trajectories"
+PUBLISHED_MS_PER_RUN = 8.5  # the original evaluator on a 2-core machine (../shared/sopbench/README.md)
+
+
+def baseline_score(record, run_index: int, output_format: str) -> None:
+    """The published evaluator's per-trajectory work: rebuild what it rebuilt, deep-copy what it copied.
+
+    Per trajectory it derived the default dependency table and deep-copied the database and the
+    task graph; per scored call of a tool outside the task graph it derived the default tables again
+    and built that tool's action graph; per passing call with an innate check it expanded that check.
+    Then the verdict itself (here: the compat protocol with every cache emptied).
+    """
+    _tables.domain_tables.cache_clear()
+    _tables._GRAPHS.clear()
+    _derive._DEFAULTS_CACHE.clear()
+    _values._python_cache.clear()
+    domain = get_domain(record.domain)
+    catalogue = domain.catalogue
+    task = record.task
+    default_dependencies(catalogue, "full", expanded=True)
+    copy.deepcopy(task.initial_database)
+    copy.deepcopy(task.directed_action_graph)
+    in_task_graph = task.directed_action_graph.function_names()
+    for call in published_calls(record.runs[run_index], python_eval=True):
+        if call.name not in domain.tools:
+            continue
+        copy.deepcopy(call.arguments)
+        if call.name not in in_task_graph:
+            defaults = default_dependencies(catalogue, "full", expanded=False)
+            action_graph(catalogue, call.name, defaults.get(call.name), defaults)
+        expanded_innate(domain, call.name)
+    score_run(record, run_index, SOPBENCH, output_format=output_format)
+
+
+def rewarm(records) -> None:
+    """Rebuild, untimed, the tables the baseline threw away (scoring keeps them across files)."""
+    for domain in {record.domain for record in records}:
+        for cards in ("list", "dict"):
+            _tables.domain_tables(domain, cards)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default=str(DEFAULT_DIR))
+    parser.add_argument("--baseline-every", type=int, default=10, help="time the baseline on every N-th run")
+    args = parser.parse_args()
+
+    load_s = compat_s = sound_s = baseline_s = 0.0
+    runs = baseline_runs = files = 0
+    errors: list[str] = []
+    for path in iter_trajectory_files(args.path):
+        start = time.perf_counter()
+        records = load_records(path, on_error=lambda error: errors.append(str(error)))
+        fmt = detect_output_format(records)
+        load_s += time.perf_counter() - start
+        files += 1
+        pairs = [(record, index) for record in records for index in range(len(record.runs))]
+        runs += len(pairs)
+        for protocol in (SOPBENCH, SOUND):
+            start = time.perf_counter()
+            for record, index in pairs:
+                score_run(record, index, protocol, output_format=fmt)
+            elapsed = time.perf_counter() - start
+            if protocol is SOPBENCH:
+                compat_s += elapsed
+            else:
+                sound_s += elapsed
+        sample = pairs[:: args.baseline_every]
+        readings = dict(_values._python_cache)
+        start = time.perf_counter()
+        for record, index in sample:
+            baseline_score(record, index, fmt)
+        baseline_s += time.perf_counter() - start
+        baseline_runs += len(sample)
+        _values._python_cache.update(readings)
+        rewarm(records)
+
+    def per_run(seconds: float, count: int = runs) -> float:
+        return seconds / count * 1000 if count else float("nan")
+
+    baseline_ms = per_run(baseline_s, baseline_runs)
+    print(f"files {files}, runs {runs}, load errors {len(errors)}")
+    print(f"loading                 {load_s:7.2f} s  {per_run(load_s):.3f} ms/run")
+    for name, seconds in (("compat (sopbench)", compat_s), ("sound", sound_s)):
+        with_load = seconds + load_s
+        print(
+            f"{name:<18}      {seconds:7.2f} s  {per_run(seconds):.3f} ms/run  {runs / seconds:8.0f} runs/s"
+            f"  | with loading {per_run(with_load):.3f} ms/run  {runs / with_load:7.0f} runs/s"
+        )
+    print(f"baseline (rebuild + deepcopy, {baseline_runs} runs) {baseline_ms:.3f} ms/run")
+    compat_ms, compat_load_ms = per_run(compat_s), per_run(compat_s + load_s)
+    print(
+        f"ratio baseline / compat: {baseline_ms / compat_ms:.1f}x scoring, {(baseline_ms + per_run(load_s)) / compat_load_ms:.1f}x with loading"
+    )
+    print(
+        f"ratio published {PUBLISHED_MS_PER_RUN} ms / compat: {PUBLISHED_MS_PER_RUN / compat_ms:.1f}x scoring, {PUBLISHED_MS_PER_RUN / compat_load_ms:.1f}x with loading"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Scoring recorded trajectories under two protocols, with summaries, baseline and leaderboard.
+
+>>> from sopbench.scoring import SOPBENCH, SOUND, score_paths, summarize
+>>> scores = list(score_paths("../shared/sopbench/trajectories/dmv", SOPBENCH))  # doctest: +SKIP
+>>> summarize(scores).overall.pass_rate  # doctest: +SKIP
+
+``SOUND`` (the default) judges database, permission and procedure with the strict oracle;
+``SOPBENCH`` reproduces the published evaluator's verdicts check for check. The two differ only by
+the named quirks of ``QUIRKS`` (see ``sopbench.scoring._protocol`` and docs/protocols.md).
+"""
+
+from ._api import RunScore, ScoringError, ScoringReport, load_records, score_paths, score_record, score_run
+from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, protocol_by_name, quirk_names
+from ._summary import (
+    ALL_DOMAINS,
+    Comparison,
+    DomainSummary,
+    LeaderboardCell,
+    LeaderboardRow,
+    Rate,
+    Summary,
+    compare,
+    leaderboard,
+    refuse_all_baseline,
+    refuse_all_record,
+    summarize,
+)
+
+__all__ = [
+    "ALL_DOMAINS",
+    "QUIRKS",
+    "SOPBENCH",
+    "SOUND",
+    "Comparison",
+    "DomainSummary",
+    "LeaderboardCell",
+    "LeaderboardRow",
+    "Protocol",
+    "Quirk",
+    "Rate",
+    "RunScore",
+    "ScoringError",
+    "ScoringReport",
+    "Summary",
+    "compare",
+    "leaderboard",
+    "load_records",
+    "protocol_by_name",
+    "quirk_names",
+    "refuse_all_baseline",
+    "refuse_all_record",
+    "score_paths",
+    "score_record",
+    "score_run",
+    "summarize",
+]

@@ -1,0 +1,294 @@
+"""Scoring recorded runs: one run (``score_run``) or whole trajectory files, streamed (``score_paths``)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sopbench._io import LoadError, StrPath, read_json
+from sopbench.traces import Record, detect_output_format, iter_trajectory_files, record_from_json
+
+from ._calls import PublishedCrash
+from ._engine import VERDICT_KEYS, score_record_run
+from ._protocol import SOUND, Protocol
+from ._tables import domain_tables
+
+__all__ = [
+    "RunScore",
+    "ScoringError",
+    "ScoringReport",
+    "load_records",
+    "score_paths",
+    "score_record",
+    "score_run",
+]
+
+
+class ScoringError(Exception):
+    """A run that cannot be scored, located by file, record and run."""
+
+    def __init__(
+        self, message: str, *, source: str | None = None, record: int | None = None, run: int | None = None
+    ):
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.record = record
+        self.run = run
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.source, _label("record", self.record), _label("run", self.run)) if p]
+        return ": ".join([*parts, self.message])
+
+
+def _label(what: str, value: int | None) -> str | None:
+    return None if value is None else f"{what} {value}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunScore:
+    """The verdict on one run under one protocol."""
+
+    source: str  # the trajectory file's name without folders ("" for a record not read from a file)
+    domain: str
+    record: int  # index of the record in its file
+    run: int  # index of the run in the record's interactions
+    protocol: str
+    verdict: dict[str, bool]
+    explanations: tuple[str, ...]
+    justified_refusal: bool | None  # None: not asked for, or the task must succeed
+    should_succeed: bool
+    goal: str
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict["passed"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``sopbench evaluate`` output line."""
+        out: dict[str, Any] = {
+            "source": self.source,
+            "domain": self.domain,
+            "record": self.record,
+            "run": self.run,
+            "protocol": self.protocol,
+            "verdict": {key: self.verdict[key] for key in VERDICT_KEYS},
+            "explanations": list(self.explanations),
+        }
+        if self.justified_refusal is not None:
+            out["justified_refusal"] = self.justified_refusal
+        return out
+
+
+def score_run(
+    record: Record,
+    run_index: int,
+    protocol: Protocol = SOUND,
+    *,
+    output_format: str | None = None,
+    domain: str | None = None,
+    credit_cards: str | None = None,
+    justify_refusal: bool = False,
+) -> RunScore:
+    """Score run ``run_index`` of ``record``; raises ``ScoringError`` when it cannot be scored.
+
+    ``output_format`` is how the file stored tool outputs ("tuple" or "value"; default: detected
+    from this record). ``domain`` overrides the record's. ``credit_cards`` ("list"/"dict")
+    overrides the bank card reading that the ``credit_cards_as_shipped`` quirk implies.
+    ``justify_refusal`` also computes ``justified_refusal`` for tasks that must be refused.
+    """
+    source = record.file.name if record.file is not None else ""
+    if not 0 <= run_index < len(record.runs):
+        raise ScoringError(
+            f"no run {run_index} (the record has {len(record.runs)})",
+            source=source,
+            record=record.index,
+            run=run_index,
+        )
+    name = domain or record.domain
+    if credit_cards is None:
+        credit_cards = "dict" if protocol.has("credit_cards_as_shipped") else "list"
+    try:
+        tables = domain_tables(name, credit_cards)
+    except KeyError as exc:
+        raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
+    fmt = output_format or detect_output_format([record])
+    try:
+        outcome = score_record_run(record, run_index, protocol, tables, fmt, justify_refusal=justify_refusal)
+    except PublishedCrash as exc:
+        raise ScoringError(
+            f"the published evaluator fails on this run: {exc}",
+            source=source,
+            record=record.index,
+            run=run_index,
+        ) from None
+    except RecursionError:
+        raise ScoringError(
+            "nested too deeply to score", source=source, record=record.index, run=run_index
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - one malformed record must not stop a batch
+        raise ScoringError(
+            f"cannot score this run ({type(exc).__name__}: {exc})",
+            source=source,
+            record=record.index,
+            run=run_index,
+        ) from exc
+    return RunScore(
+        source=source,
+        domain=name,
+        record=record.index,
+        run=run_index,
+        protocol=protocol.name,
+        verdict=outcome.verdict,
+        explanations=tuple(outcome.explanations),
+        justified_refusal=outcome.justified_refusal,
+        should_succeed=record.task.action_should_succeed,
+        goal=record.task.goal,
+    )
+
+
+def score_record(record: Record, protocol: Protocol = SOUND, **options: Any) -> list[RunScore]:
+    """Every run of one record."""
+    return [score_run(record, index, protocol, **options) for index in range(len(record.runs))]
+
+
+@dataclass
+class ScoringReport:
+    """What streaming met besides scores: files, records, runs, and what could not be scored."""
+
+    files: int = 0
+    records: int = 0
+    runs: int = 0
+    scored: int = 0
+    records_without_runs: list[tuple[str, int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "records": self.records,
+            "runs": self.runs,
+            "scored": self.scored,
+            "records_without_runs": len(self.records_without_runs),
+            "errors": list(self.errors),
+        }
+
+
+ErrorCallback = Callable[[Exception], None]
+ProgressCallback = Callable[[Path, int, int], None]  # file, its position (1-based), runs scored so far
+CreditCardChoice = Callable[[Path], str | None]
+
+
+def score_paths(
+    paths: StrPath | Iterable[StrPath],
+    protocol: Protocol = SOUND,
+    *,
+    keep_going: bool = True,
+    on_error: ErrorCallback | None = None,
+    progress: ProgressCallback | None = None,
+    report: ScoringReport | None = None,
+    credit_cards: CreditCardChoice | None = None,
+    justify_refusal: bool = False,
+    runs: str = "all",
+) -> Iterator[RunScore]:
+    """Score every run of every trajectory file in ``paths`` (files, or folders searched recursively).
+
+    Files are read and scored one at a time. A record that cannot be loaded or a run that cannot be
+    scored is passed to ``on_error`` (and listed in ``report.errors``) and the rest goes on; without
+    ``keep_going`` it raises. Records without any run are counted in ``report.records_without_runs``.
+    ``credit_cards(path)`` may choose the bank card reading per file ("list"/"dict"; None: the
+    protocol's). ``runs="first"`` scores only each record's first run (what the published evaluator
+    scored by default).
+    """
+    report = report if report is not None else ScoringReport()
+
+    def fail(error: Exception) -> None:
+        report.errors.append(str(error))
+        if not keep_going:
+            raise error
+        if on_error is not None:
+            on_error(error)
+
+    for position, path in enumerate(iter_trajectory_files(paths), start=1):
+        records = _load_file(path, fail)
+        if records is None:
+            continue
+        report.files += 1
+        fmt = detect_output_format(records)
+        cards = credit_cards(path) if credit_cards is not None else None
+        for record in records:
+            report.records += 1
+            if not record.runs:
+                report.records_without_runs.append((path.name, record.index))
+                continue
+            indexes = range(1) if runs == "first" else range(len(record.runs))
+            for run_index in indexes:
+                report.runs += 1
+                try:
+                    score = score_run(
+                        record,
+                        run_index,
+                        protocol,
+                        output_format=fmt,
+                        credit_cards=cards,
+                        justify_refusal=justify_refusal,
+                    )
+                except ScoringError as error:
+                    fail(error)
+                    continue
+                report.scored += 1
+                yield score
+        if progress is not None:
+            progress(path, position, report.scored)
+
+
+def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[Record]:
+    """Every loadable record of one trajectory file (bad records and an unreadable file go to
+    ``on_error``, default: raise)."""
+
+    def fail(error: Exception) -> None:
+        if on_error is None:
+            raise error
+        on_error(error)
+
+    return _load_file(Path(path), fail) or []
+
+
+def _load_file(path: Path, fail: ErrorCallback) -> list[Record] | None:
+    """A file's records; bad records are reported and skipped, an unreadable file is reported."""
+    with _collector_paused():
+        try:
+            data = read_json(path)
+        except LoadError as error:
+            fail(error)
+            return None
+        if data is None:
+            return []
+        if not isinstance(data, list):
+            fail(LoadError("expected a JSON list of records", file=path))
+            return None
+        records = []
+        for index, entry in enumerate(data):
+            try:
+                records.append(record_from_json(entry, file=path, index=index))
+            except LoadError as error:
+                fail(error)
+    return records
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # Decoding a trajectory file allocates millions of small containers and no reference cycles;
+    # the cyclic collector would rescan them again and again (it doubled loading time). Paused for
+    # the decode of one file only, and restored as it was.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

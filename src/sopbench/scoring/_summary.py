@@ -1,0 +1,362 @@
+"""Figures over many scores: per-domain summaries, the refuse-all baseline, the leaderboard, and the
+side-by-side comparison of the two protocols with the effect of every quirk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sopbench._io import StrPath
+from sopbench.tasks import Task
+from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name
+from sopbench.traces import iter_trajectory_files as _files
+
+from ._api import RunScore, ScoringError, _load_file, score_run
+from ._engine import PUBLISHED_CHECKS
+from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
+
+__all__ = [
+    "ALL_DOMAINS",
+    "Comparison",
+    "DomainSummary",
+    "LeaderboardCell",
+    "LeaderboardRow",
+    "Rate",
+    "Summary",
+    "compare",
+    "leaderboard",
+    "refuse_all_baseline",
+    "refuse_all_record",
+    "summarize",
+]
+
+ALL_DOMAINS = "all"
+JUDGEMENTS = ("database", "permission", "procedure")
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    passed: int
+    total: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.total if self.total else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "total": self.total, "rate": self.rate}
+
+
+@dataclass
+class DomainSummary:
+    """Runs of one domain (or of all, ``domain == "all"``)."""
+
+    domain: str
+    runs: int = 0
+    passed: int = 0
+    failures: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys((*JUDGEMENTS, *PUBLISHED_CHECKS[:-1]), 0)
+    )
+    should_succeed: list[int] = field(default_factory=lambda: [0, 0])  # passed, runs
+    should_refuse: list[int] = field(default_factory=lambda: [0, 0])
+    justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
+
+    def add(self, score: RunScore) -> None:
+        self.runs += 1
+        self.passed += score.passed
+        for key in self.failures:
+            if not score.verdict[key]:
+                self.failures[key] += 1
+        bucket = self.should_succeed if score.should_succeed else self.should_refuse
+        bucket[0] += score.passed
+        bucket[1] += 1
+        if score.justified_refusal is not None:
+            self.justified[0] += score.justified_refusal
+            self.justified[1] += 1
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.runs if self.runs else None
+
+    @property
+    def succeed_rate(self) -> Rate:
+        return Rate(*self.should_succeed)
+
+    @property
+    def refuse_rate(self) -> Rate:
+        return Rate(*self.should_refuse)
+
+    @property
+    def balanced(self) -> float | None:
+        """Mean of the should-succeed and should-refuse pass rates (50% for an agent that refuses all)."""
+        rates = [r.rate for r in (self.succeed_rate, self.refuse_rate) if r.rate is not None]
+        return sum(rates) / len(rates) if rates else None
+
+    @property
+    def justified_refusal_rate(self) -> Rate | None:
+        return Rate(*self.justified) if self.justified[1] else None
+
+    @property
+    def pass_rate_with_justified_refusals(self) -> float | None:
+        """Pass rate when a correct refusal must also be justified (None unless it was judged)."""
+        if not self.justified[1] or not self.runs:
+            return None
+        return (self.should_succeed[0] + self.justified[0]) / self.runs
+
+    def as_dict(self) -> dict[str, Any]:
+        justified = self.justified_refusal_rate
+        return {
+            "domain": self.domain,
+            "runs": self.runs,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "failures": dict(self.failures),
+            "should_succeed": self.succeed_rate.as_dict(),
+            "should_refuse": self.refuse_rate.as_dict(),
+            "balanced": self.balanced,
+            "justified_refusal": None if justified is None else justified.as_dict(),
+            "pass_rate_with_justified_refusals": self.pass_rate_with_justified_refusals,
+        }
+
+
+@dataclass
+class Summary:
+    """Per-domain summaries and the pooled one (``domains["all"]``)."""
+
+    domains: dict[str, DomainSummary] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> DomainSummary:
+        return self.domains.get(ALL_DOMAINS, DomainSummary(ALL_DOMAINS))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: summary.as_dict() for name, summary in self.domains.items()}
+
+
+def summarize(scores: Iterable[RunScore]) -> Summary:
+    """Runs, pass rate, failures by judgement, rates split by expected outcome, balanced score."""
+    per_domain: dict[str, DomainSummary] = {}
+    pooled = DomainSummary(ALL_DOMAINS)
+    for score in scores:
+        per_domain.setdefault(score.domain, DomainSummary(score.domain)).add(score)
+        pooled.add(score)
+    ordered = {name: per_domain[name] for name in sorted(per_domain)}
+    ordered[ALL_DOMAINS] = pooled
+    return Summary(ordered)
+
+
+# ---- the refuse-all baseline ---------------------------------------------------------------------
+REFUSAL_TEXT = "I am sorry, but I cannot help with this request."
+
+
+def refuse_all_record(task: Task, index: int = 0) -> Record:
+    """A record of the agent that calls no tool and refuses: the database is left as it was."""
+    messages = (Message("user", task.user_prompt), Message(f"{task.domain} assistant", REFUSAL_TEXT))
+    run = Run(0, "", messages, task.initial_database)
+    return Record(None, index, task.domain, Setup(), task, (run,), (), None)
+
+
+def refuse_all_baseline(tasks: Iterable[Task], protocol: Protocol = SOUND) -> dict[str, Rate]:
+    """Pass rate per domain (and ``"all"``, pooled) of the agent that does nothing and refuses."""
+    counts: dict[str, list[int]] = {}
+    for index, task in enumerate(tasks):
+        score = score_run(refuse_all_record(task, index), 0, protocol, output_format="value")
+        for key in (task.domain, ALL_DOMAINS):
+            entry = counts.setdefault(key, [0, 0])
+            entry[0] += score.passed
+            entry[1] += 1
+    ordered = sorted(k for k in counts if k != ALL_DOMAINS) + ([ALL_DOMAINS] if counts else [])
+    return {key: Rate(*counts[key]) for key in ordered}
+
+
+# ---- the leaderboard -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LeaderboardCell:
+    passed: int
+    cases: int
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+
+@dataclass
+class LeaderboardRow:
+    """One (model, mode, tool list, user) configuration: a cell per domain and ``Overall``."""
+
+    model: str
+    mode: str
+    tool_list: str
+    user: str | None
+    cells: dict[str, LeaderboardCell] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> LeaderboardCell:
+        """Pooled over every case of every domain (the published "Overall")."""
+        return LeaderboardCell(
+            sum(c.passed for c in self.cells.values()), sum(c.cases for c in self.cells.values())
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        cells = {d: {"passed": c.passed, "cases": c.cases, "rate": c.rate} for d, c in self.cells.items()}
+        overall = self.overall
+        cells["Overall"] = {"passed": overall.passed, "cases": overall.cases, "rate": overall.rate}
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "tool_list": self.tool_list,
+            "user": self.user,
+            "cells": cells,
+        }
+
+
+REFUSE_ALL_MODEL = "refuse-all"
+
+
+def leaderboard(
+    scores: Iterable[RunScore],
+    *,
+    baseline: Mapping[str, Rate] | None = None,
+    first_run_only: bool = True,
+) -> list[LeaderboardRow]:
+    """One row per configuration from the trajectory file names, best Overall first.
+
+    The published table counts each task's first run (``first_run_only``). ``baseline`` (from
+    ``refuse_all_baseline``) adds the refuse-all row.
+    """
+    rows: dict[tuple[str, str, str, str | None], dict[str, list[int]]] = {}
+    for score in scores:
+        if first_run_only and score.run != 0:
+            continue
+        config = _configuration(score.source)
+        cells = rows.setdefault(config, {})
+        cell = cells.setdefault(score.domain, [0, 0])
+        cell[0] += score.passed
+        cell[1] += 1
+    out = [
+        LeaderboardRow(model, mode, tool_list, user, {d: LeaderboardCell(*cells[d]) for d in sorted(cells)})
+        for (model, mode, tool_list, user), cells in rows.items()
+    ]
+    if baseline is not None:
+        cells = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
+        out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, cells))
+    out.sort(key=lambda row: (-row.overall.rate, row.model, row.mode, row.tool_list, row.user or ""))
+    return out
+
+
+def _configuration(source: str) -> tuple[str, str, str, str | None]:
+    try:
+        parsed = parse_trajectory_file_name(Path(source))
+    except Exception:  # noqa: BLE001 - a file named otherwise is its own configuration
+        return (source or "(unnamed)", "?", "?", None)
+    return (parsed.assistant_model, parsed.tool_call_mode, parsed.tool_list, parsed.user_model)
+
+
+# ---- sound vs compat, and what each quirk does ---------------------------------------------------
+@dataclass
+class Comparison:
+    """Pass rates under both protocols and, per quirk, how many verdicts it flips.
+
+    ``off_from_compat[q]``: runs whose ``passed`` changes when ``q`` alone is switched off in the
+    compat protocol; ``on_from_sound[q]``: when ``q`` alone is switched on in the sound protocol.
+    ``field_flips_*`` count runs where any verdict field changes.
+    """
+
+    runs: int = 0
+    sound: DomainSummary = field(default_factory=lambda: DomainSummary(ALL_DOMAINS))
+    compat: DomainSummary = field(default_factory=lambda: DomainSummary(ALL_DOMAINS))
+    sound_by_domain: dict[str, DomainSummary] = field(default_factory=dict)
+    compat_by_domain: dict[str, DomainSummary] = field(default_factory=dict)
+    protocol_flips: int = 0
+    off_from_compat: dict[str, int] = field(default_factory=dict)
+    on_from_sound: dict[str, int] = field(default_factory=dict)
+    field_flips_off_from_compat: dict[str, int] = field(default_factory=dict)
+    field_flips_on_from_sound: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "sound": {d: s.as_dict() for d, s in {**self.sound_by_domain, ALL_DOMAINS: self.sound}.items()},
+            "sopbench": {
+                d: s.as_dict() for d, s in {**self.compat_by_domain, ALL_DOMAINS: self.compat}.items()
+            },
+            "verdicts_that_differ": self.protocol_flips,
+            "quirk_flips": {
+                q: {
+                    "off_from_compat": self.off_from_compat.get(q, 0),
+                    "on_from_sound": self.on_from_sound.get(q, 0),
+                    "any_field_off_from_compat": self.field_flips_off_from_compat.get(q, 0),
+                    "any_field_on_from_sound": self.field_flips_on_from_sound.get(q, 0),
+                }
+                for q in QUIRKS
+            },
+            "errors": list(self.errors),
+        }
+
+
+def compare(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    quirks: Iterable[str] | None = None,
+    credit_cards: Callable[[Path], str | None] | None = None,
+    first_run_only: bool = False,
+) -> Comparison:
+    """Score every run under sound, compat, and each quirk toggled alone in both directions."""
+    names = list(quirks) if quirks is not None else list(QUIRKS)
+    variants_off = {q: SOPBENCH.with_quirks(disable=[q]) for q in names}
+    variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
+    result = Comparison()
+    for path in _files(paths):
+        records = _load_file(path, lambda error: result.errors.append(str(error)))
+        if not records:
+            continue
+        from sopbench.traces import detect_output_format
+
+        fmt = detect_output_format(records)
+        cards = credit_cards(path) if credit_cards is not None else None
+        for record in records:
+            for run in range(1 if first_run_only else len(record.runs)):
+                _compare_run(result, record, run, fmt, cards, variants_off, variants_on)
+    return result
+
+
+def _compare_run(
+    result: Comparison,
+    record: Record,
+    run: int,
+    fmt: str,
+    cards: str | None,
+    variants_off: Mapping[str, Protocol],
+    variants_on: Mapping[str, Protocol],
+) -> None:
+    def score(protocol: Protocol) -> RunScore:
+        # The per-file card reading applies to the compat side only; the sound side reads lists.
+        chosen = cards if protocol.has("credit_cards_as_shipped") else None
+        return score_run(record, run, protocol, output_format=fmt, credit_cards=chosen)
+
+    try:
+        sound, compat = score(SOUND), score(SOPBENCH)
+        toggled_off = {q: score(p) for q, p in variants_off.items()}
+        toggled_on = {q: score(p) for q, p in variants_on.items()}
+    except ScoringError as error:
+        result.errors.append(str(error))
+        return
+    result.runs += 1
+    result.sound.add(sound)
+    result.compat.add(compat)
+    result.sound_by_domain.setdefault(sound.domain, DomainSummary(sound.domain)).add(sound)
+    result.compat_by_domain.setdefault(compat.domain, DomainSummary(compat.domain)).add(compat)
+    result.protocol_flips += sound.passed != compat.passed
+    for q, other in toggled_off.items():
+        result.off_from_compat[q] = result.off_from_compat.get(q, 0) + (other.passed != compat.passed)
+        result.field_flips_off_from_compat[q] = result.field_flips_off_from_compat.get(q, 0) + (
+            other.verdict != compat.verdict
+        )
+    for q, other in toggled_on.items():
+        result.on_from_sound[q] = result.on_from_sound.get(q, 0) + (other.passed != sound.passed)
+        result.field_flips_on_from_sound[q] = result.field_flips_on_from_sound.get(q, 0) + (
+            other.verdict != sound.verdict
+        )

@@ -1,0 +1,131 @@
+"""Summaries split by expected outcome, the refuse-all baseline, the leaderboard, justified refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sopbench.scoring import (
+    SOPBENCH,
+    SOUND,
+    RunScore,
+    ScoringReport,
+    leaderboard,
+    refuse_all_baseline,
+    refuse_all_record,
+    score_paths,
+    score_run,
+    summarize,
+)
+from sopbench.scoring._engine import VERDICT_KEYS
+from sopbench.tasks import iter_all_tasks, task_from_json
+
+FILE = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+
+
+def _score(domain: str, passed: bool, should: bool, run: int = 0, source: str = FILE) -> RunScore:
+    verdict = dict.fromkeys(VERDICT_KEYS, True)
+    verdict.update(passed=passed, success=passed, database=passed, database_match=passed)
+    return RunScore(source, domain, 0, run, "sound", verdict, (), None, should, "goal")
+
+
+def test_summary_splits_pass_rates_by_expected_outcome() -> None:
+    scores = [
+        _score("bank", True, True),
+        _score("bank", False, True),
+        _score("bank", True, False),
+        _score("bank", True, False),
+        _score("dmv", False, False),
+    ]
+    summary = summarize(scores)
+    bank = summary.domains["bank"]
+    assert (bank.runs, bank.passed, bank.pass_rate) == (4, 3, 0.75)
+    assert bank.succeed_rate.rate == 0.5 and bank.refuse_rate.rate == 1.0
+    assert bank.balanced == 0.75
+    assert bank.failures["database"] == 1
+    overall = summary.overall
+    assert (overall.runs, overall.passed) == (5, 3)
+    assert json.dumps(summary.as_dict())  # plain data
+
+
+def test_refuse_all_balanced_score_is_one_half() -> None:
+    scores = [_score("bank", False, True), _score("bank", True, False)]
+    assert summarize(scores).domains["bank"].balanced == 0.5
+
+
+def test_refuse_all_baseline_passes_582_of_903_published_tasks(published_tasks_dir: Path) -> None:
+    tasks = list(iter_all_tasks(published_tasks_dir))
+    assert len(tasks) == 903
+    for protocol in (SOPBENCH, SOUND):
+        rates = refuse_all_baseline(tasks, protocol)
+        assert (rates["all"].passed, rates["all"].total) == (582, 903)
+        assert round(rates["all"].rate * 100, 2) == 64.45
+        assert (rates["university"].passed, rates["university"].total) == (36, 44)
+
+
+def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
+    scores = [
+        _score("bank", True, True),
+        _score("bank", False, False),
+        _score("dmv", True, False),
+        _score("dmv", True, False, run=1),  # only first runs count
+    ]
+    baseline = {"bank": _rate(1, 2), "dmv": _rate(1, 1), "all": _rate(2, 3)}
+    rows = leaderboard(scores, baseline=baseline)
+    model = next(row for row in rows if row.model == "gpt-4o")
+    assert (model.mode, model.tool_list, model.user) == ("fc", "full", None)
+    assert (model.cells["bank"].passed, model.cells["bank"].cases) == (1, 2)
+    assert (model.overall.passed, model.overall.cases) == (2, 3)
+    assert any(row.model == "refuse-all" and row.overall.cases == 3 for row in rows)
+
+
+def _rate(passed: int, total: int):
+    from sopbench.scoring import Rate
+
+    return Rate(passed, total)
+
+
+def test_a_justified_refusal_needs_the_revealing_helper_call(published_tasks_dir: Path) -> None:
+    tasks = [
+        t for t in iter_all_tasks(published_tasks_dir) if t.domain == "bank" and not t.action_should_succeed
+    ]
+    unjustified = refuse_all_record(tasks[0])
+    score = score_run(unjustified, 0, SOUND, justify_refusal=True)
+    assert score.passed and score.justified_refusal is False
+    assert summarize([score]).overall.justified_refusal_rate.rate == 0.0
+
+
+def test_records_without_runs_are_counted_not_dropped(tmp_path: Path, published_tasks_dir: Path) -> None:
+    task = next(iter(iter_all_tasks(published_tasks_dir)))
+    raw = {
+        "domain": task.domain,
+        "setup": {},
+        "task": {**_task_json(task), "user_goal": task.goal},
+        "interactions": [],
+    }
+    path = tmp_path / "bank" / FILE
+    path.parent.mkdir()
+    path.write_text(json.dumps([raw, raw]))
+    report = ScoringReport()
+    assert list(score_paths(path, SOPBENCH, report=report)) == []
+    assert len(report.records_without_runs) == 2 and report.records == 2
+
+
+def _task_json(task) -> dict:
+    return {
+        "initial_database": task.initial_database,
+        "constraint_parameters": task.constraint_parameters,
+        "user_known": task.user_known,
+        "constraints": task.constraints_json,
+        "constraints_original": task.constraints_original_json,
+        "action_should_succeed": task.action_should_succeed,
+        "user_instruction": task.user_instruction,
+        "user_prompt": task.user_prompt,
+        "directed_action_graph": task.directed_action_graph.to_json(),
+    }
+
+
+def test_task_json_round_trips(published_tasks_dir: Path) -> None:
+    task = next(iter(iter_all_tasks(published_tasks_dir)))
+    again = task_from_json({**_task_json(task), "user_goal": task.goal}, domain=task.domain)
+    assert again.goal == task.goal
