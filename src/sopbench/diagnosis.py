@@ -29,6 +29,7 @@ from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, ToolNode
 from sopbench.domains import Domain, LenientSystem, ToolKind, get_domain
 from sopbench.domains._oracle import goal_arguments, task_oracle
 from sopbench.scoring import SOUND, Protocol, score_run
+from sopbench.scoring._tables import domain_tables
 from sopbench.tasks import Task
 from sopbench.traces import Message, Record, Run, Setup, ToolCallRecord
 
@@ -161,7 +162,14 @@ def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Rando
     """The mutants ``task`` admits: kind -> (calls, assistant messages)."""
     built: dict[str, tuple[list[Call], tuple[str, ...]]] = {}
     goal_at = next((i for i, (tool, _) in enumerate(reference) if tool == task.goal), None)
-    needed = _needed_tools(domain, task) - {task.goal}
+    # A helper whose fact another call's own (innate) check establishes is not needed: the sound
+    # procedure credits a successful call with the checks it made itself.
+    implied = {
+        implication.tool
+        for tool, _ in reference
+        for implication in domain_tables(domain.name).sound_implications.get(tool, ())
+    }
+    needed = _needed_tools(domain, task) - {task.goal} - implied
     if goal_at is not None:
         candidates = [i for i, (tool, _) in enumerate(reference[:goal_at]) if tool in needed]
         if candidates:
@@ -282,7 +290,8 @@ def diagnose_tasks(
         if not first.passed and skipped:
             # No agent can pass this task: a helper it needs cannot be called with what the user
             # knows. A defect of the task, not of the evaluator: reported, not counted as a surprise.
-            diagnosis.unverifiable.append(f"{where}: cannot call {'; '.join(skipped)}; {'; '.join(first.explanations)}")
+            cannot = "; ".join(dict.fromkeys(skipped))
+            diagnosis.unverifiable.append(f"{where}: cannot call {cannot}; {'; '.join(first.explanations)}")
             continue
         fixtures = {"reference": (reference, ()), **mutants(domain, task, reference, rng)}
         for kind, (calls, messages) in fixtures.items():

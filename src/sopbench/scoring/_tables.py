@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from sopbench.constraints import ActionGraph, Chain, Expr, Gate, Not, Rule, Single, rename, singles
+from sopbench.constraints import ActionGraph, And, Chain, Expr, Gate, Not, Rule, Single, rename, singles
 from sopbench.domains import Domain, get_domain
 from sopbench.domains._derive import default_dependencies, simplify
 from sopbench.domains._graph import default_action_graphs
@@ -120,6 +120,15 @@ class DomainTables:
     required_params: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
+def _has_offered_way(process: Expr, offered: frozenset[str]) -> bool:
+    """Whether an agent given the ``offered`` tools can complete the verification process."""
+    if isinstance(process, Single):
+        return process.name in offered
+    if isinstance(process, And | Chain):
+        return all(_has_offered_way(child, offered) for child in process.children)
+    return any(_has_offered_way(child, offered) for child in process.children)
+
+
 @cache
 def domain_tables(name: str, credit_cards: str | None = None) -> DomainTables:
     """The tables of domain ``name``; ``credit_cards`` overrides the bank option ("list"/"dict")."""
@@ -137,7 +146,13 @@ def domain_tables(name: str, credit_cards: str | None = None) -> DomainTables:
         for tool, expr in catalogue.innate.items()
         if expr is not None
     }
-    verifiers: dict[str, Expr | None] = dict(catalogue.processes)
+    offered = frozenset(t for t, spec in domain.tools.items() if spec.offered)
+    # A constraint that only a tool no agent is offered could verify (call_get_database through
+    # internal_get_database) demands no helper: the sound procedure never asks the impossible.
+    verifiers: dict[str, Expr | None] = {
+        name: process if process is None or _has_offered_way(process, offered) else None
+        for name, process in catalogue.processes.items()
+    }
     verifiers.update(catalogue.links)
     rules = {
         tool: Rule(tool, original_defaults.get(tool), domain.tools[tool].params, domain.is_read_only(tool))
@@ -166,7 +181,7 @@ def domain_tables(name: str, credit_cards: str | None = None) -> DomainTables:
         },
         rules=rules,
         verifiers=verifiers,
-        offered=frozenset(t for t, spec in domain.tools.items() if spec.offered),
+        offered=offered,
         strict_class_tools=strict_tools,
         schemas=schemas,
         required_params=required,
