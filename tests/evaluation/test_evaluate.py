@@ -145,3 +145,11 @@ def test_diagnostic_passes_for_several_seeds_and_differs_between_them(seed):
     assert result["kinds"]["refuses_when_not_permitted"]["accepted"] == 5
     assert diagnostic(seed) == result  # deterministic per seed
     assert len({diagnostic(s)["digest"] for s in (42, 43, 44)}) == 3
+
+
+def test_explanations_never_suggest_a_helper_no_agent_is_offered():
+    sop = Sop(SOP.rules, SOP.verifiers, unoffered=frozenset({"internal_get_database"}))
+    verdict = evaluate_trace(Trace([LOGIN, TRANSFER_CALL], {"alice": 400.0}), sop, oracle())
+    assert verdict.procedure.explanations[0].endswith("call get_account_balance(username=alice) before it")
+    database_read = ToolCall("internal_get_database", {}, {})
+    assert evaluate_trace(Trace([LOGIN, database_read, TRANSFER_CALL], {"alice": 400.0}), sop, oracle()).passed

@@ -88,6 +88,9 @@ class Sop:
 
     rules: Mapping[str, Rule]
     verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
+    # Helpers no agent is given (published: internal_get_database): they still verify when called,
+    # but explanations never tell an agent to call them.
+    unoffered: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         for action, rule in self.rules.items():

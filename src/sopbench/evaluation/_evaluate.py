@@ -211,7 +211,8 @@ class _PrefixVerifier:
         from sopbench.constraints import Rule
 
         helpers = Rule("_", expr).required_helpers(bindings, self.sop.verifiers)
-        return " and ".join(str(h) for h in helpers) or "nothing"
+        offered = [h for h in helpers if h.name not in self.sop.unoffered] or helpers
+        return " and ".join(str(h) for h in offered) or "nothing"
 
     def _quiet(self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
         saved = self.problem
@@ -259,9 +260,10 @@ def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
 
 
 def _helpers_of(process: Expr, args: Mapping[str, Any], sop: Sop) -> list[Any]:
-    from sopbench.constraints import HelperCall, Rule
+    from sopbench.constraints import Rule
 
-    return Rule("_", process).required_helpers(args, sop.verifiers) or [HelperCall.of("?")]
+    helpers = Rule("_", process).required_helpers(args, sop.verifiers)
+    return [h for h in helpers if h.name not in sop.unoffered] or helpers
 
 
 def _describe(expr: Expr, bindings: Mapping[str, Any]) -> str:
