@@ -6,12 +6,29 @@ Tests that need it take one of these fixtures and are skipped, with the reason, 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sopbench.tasks import Task, load_tasks
+
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
+PUBLISHED_TABLES_FILE = SHARED_DIR / "reference" / "SOPBENCH_DOMAIN_TABLES.json"
+# How many tasks each published ``<domain>_tasks.json.gz`` holds (903 in all).
+PUBLISHED_TASK_COUNTS = {
+    "bank": 153,
+    "dmv": 115,
+    "healthcare": 130,
+    "online_market": 187,
+    "university": 44,
+    "library": 78,
+    "hotel": 196,
+}
 
 
 def require_published_data() -> Path:
@@ -36,6 +53,34 @@ def published_tasks_dir(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def published_trajectories_dir(shared_dir: Path) -> Path:
     return shared_dir / "sopbench" / "trajectories"
+
+
+@pytest.fixture(scope="session")
+def published_tasks(published_tasks_dir: Path) -> Callable[[str], list[Task]]:
+    """``published_tasks(domain)``: the typed tasks of ``<domain>_tasks.json.gz``, loaded once a session.
+
+    The tasks share their decoded JSON: treat them as read-only (the systems copy their database).
+    """
+
+    @cache
+    def load(domain: str) -> list[Task]:
+        return load_tasks(published_tasks_dir / f"{domain}_tasks.json.gz")
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def published_task_counts() -> dict[str, int]:
+    """How many tasks each domain's published task file holds (no data needed)."""
+    return dict(PUBLISHED_TASK_COUNTS)
+
+
+@pytest.fixture(scope="session")
+def published_tables(shared_dir: Path) -> dict[str, Any]:
+    """The published derived tables (``../shared/reference/SOPBENCH_DOMAIN_TABLES.json``), by domain."""
+    if not PUBLISHED_TABLES_FILE.is_file():
+        pytest.skip("../shared/reference not found: published tables needed")
+    return json.loads(PUBLISHED_TABLES_FILE.read_text())
 
 
 # -- a small synthetic trajectory record (not published data) for loader tests -----------------------

@@ -1,51 +1,38 @@
 """The bank domain: tools, checks, session, database model, and the published tasks and trajectories.
 
-The published data (tasks, reference tables, trajectories) is read from ``../shared``; tests that
-need it are skipped when it is absent. Two pieces of evidence that the domain behaves as the
-original: every task's reference path gives the recorded outcome on the strict oracle, and replaying
-the recorded agent calls on the lenient system reproduces the recorded tool outputs and databases.
+What every domain must satisfy (catalogue, wordings, schemas, calls that never reach a tool, task
+databases) is checked in test_all_domains.py, and every task's reference path in
+test_reference_paths.py. Here: the bank's own rules, what the shipped credit-card lookups change,
+and the replay of the recorded bank trajectories (published data from ``../shared``, skipped when
+it is absent).
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
-import inspect
 import json
-from collections import Counter
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from sopbench.constraints import Expr, Single, parse, rename, singles
+from sopbench.constraints import Expr, parse
 from sopbench.domains import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
     StrictSystem,
     canonical_json,
-    get_domain,
-    tool_not_found,
 )
+from sopbench.domains._oracle import run_reference_path
 from sopbench.domains.bank import DOMAIN
-from sopbench.domains.bank.state import BankDatabase
+from sopbench.domains.bank.state import CARDS_AS_SHIPPED, CREDIT_CARDS_OPTION, BankDatabase
+from sopbench.replay import ReplaySummary, replay_file
+from sopbench.tasks import Task
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-TASKS_FILE = SHARED / "sopbench" / "tasks" / "bank_tasks.json.gz"
-TABLES_FILE = SHARED / "reference" / "SOPBENCH_DOMAIN_TABLES.json"
-TRAJECTORIES = SHARED / "sopbench" / "trajectories" / "bank"
-SCORING_SEMANTICS = SHARED / "sopbench" / "bank_scoring_semantics.csv"
-
-needs_shared = pytest.mark.skipif(
-    not TASKS_FILE.exists(), reason="../shared/sopbench not found: published data needed"
-)
 CARD = "4000 1234 5678 9010"
 OTHER_CARD = "4000 0000 0000 0002"
 
@@ -91,82 +78,6 @@ def content(system: LenientSystem, tool: str, **arguments: Any) -> str:
 
 def check(system: LenientSystem, name: str, **arguments: Any) -> bool:
     return DOMAIN.checks[name](system.ctx, **arguments)
-
-
-# ---- the catalogue is complete -----------------------------------------------------------------
-
-
-def test_domain_is_registered_and_valid() -> None:
-    assert get_domain("bank") is DOMAIN
-    assert DOMAIN.system_name == "Bank"
-    assert DOMAIN.validate() == []
-
-
-def test_every_tool_matches_its_published_signature() -> None:
-    assert set(DOMAIN.tools) == set(DOMAIN.catalogue.tools)
-    for name, published in DOMAIN.catalogue.tools.items():
-        params = DOMAIN.tools[name].signature.parameters.values()
-        named = [p for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-        assert tuple(p.name for p in named) == published.params, name
-        defaults = {p.name: p.default for p in named if p.default is not inspect.Parameter.empty}
-        assert defaults == dict(published.defaults), name
-
-
-def test_offered_tools_are_the_published_list() -> None:
-    offered = [t.name for t in DOMAIN.offered_tools()]
-    assert len(offered) == 25
-    assert {"cancel_credit_card", "pay_bill_with_credit_card", "internal_get_database"}.isdisjoint(offered)
-
-
-def catalogue_singles() -> Iterator[Single]:
-    cat = DOMAIN.catalogue
-    for table in (cat.innate, cat.required, cat.constraint_dependencies):
-        for expr in table.values():
-            yield from singles(expr)
-    for pool in cat.customizable.values():
-        for expr in pool:
-            yield from singles(expr)
-
-
-def test_every_constraint_has_both_wordings_filled() -> None:
-    names = {s.name for s in catalogue_singles()} | set(DOMAIN.catalogue.links)
-    names |= {link.name for link in DOMAIN.catalogue.links.values()}
-    for name in names:
-        wording = DOMAIN.wordings[name]
-        assert wording.positive and wording.negative and wording.positive != wording.negative, name
-    for single in catalogue_singles():
-        for negated in (False, True):
-            text = DOMAIN.describe_single(Single(single.name, single.params, negated))
-            assert "{" not in text, text
-
-
-@needs_shared
-def test_worded_constraints_are_the_published_ones() -> None:
-    tables = json.loads(TABLES_FILE.read_text())["bank"]
-    assert set(DOMAIN.wordings) == set(tables["constraint_names_with_descriptions"])
-    assert set(DOMAIN.checks) | {
-        "set_authenticate_admin_password",
-        "set_login_user",
-        "set_logout_user",
-    } == set(tables["state_tracker_methods"])
-
-
-JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
-
-
-def test_openai_schemas_are_valid_function_schemas() -> None:
-    for tool in DOMAIN.offered_tools():
-        schema = tool.openai_schema()
-        assert schema["type"] == "function"
-        function = schema["function"]
-        assert function["name"] == tool.name and function["description"].strip()
-        params = function["parameters"]
-        assert params["type"] == "object" and params["additionalProperties"] is False
-        assert set(params["required"]) <= set(params["properties"]) <= set(tool.params)
-        for prop in params["properties"].values():
-            types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
-            assert set(types) <= JSON_TYPES
-        orjson.dumps(schema)  # serialisable as sent to a model
 
 
 # ---- tools -------------------------------------------------------------------------------------
@@ -464,23 +375,9 @@ def test_lenient_session_never_changes() -> None:
 # ---- bad input from a model never raises and never writes ----------------------------------------
 
 
+# Calls that fail before a tool runs (unknown tools, arguments that are not a JSON object, missing or
+# unexpected arguments) are checked for every domain in test_all_domains.py.
 BAD_CALLS: list[tuple[str, Any, str]] = [
-    ("wire_money", {"username": "ava"}, "Error: Tool wire_money not found."),
-    (
-        "cancel_credit_card",
-        {"username": "ava", "card_number": CARD},
-        "Error: Tool cancel_credit_card not found.",
-    ),
-    (
-        "login_user",
-        {"username": "ava"},
-        "TypeError: Bank.login_user() missing 1 required positional argument: 'identification'",
-    ),
-    (
-        "logout_user",
-        {"username": "ava", "extra": 1},
-        "TypeError: Bank.logout_user() got an unexpected keyword argument 'extra'",
-    ),
     (
         "transfer_funds",
         {"username": "ava", "destination_username": "ben", "amount": "ten", "unit": "dollar"},
@@ -491,26 +388,17 @@ BAD_CALLS: list[tuple[str, Any, str]] = [
         {"username": "ava", "amount": 5, "unit": None, "deposit_form": "cash"},
         "TypeError: argument of type 'NoneType' is not iterable",
     ),
-    ("get_account_balance", '{"username": "ava"', None),
-    (
-        "get_account_balance",
-        "[1, 2]",
-        "Error: arguments of get_account_balance must be a JSON object, got list.",
-    ),
     ("set_safety_box", {"username": ["ava"], "safety_box_new": "x"}, "TypeError: unhashable type: 'list'"),
 ]
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS)
-def test_bad_calls_become_error_text(tool: str, arguments: Any, expected: str | None) -> None:
+def test_bad_calls_become_error_text(tool: str, arguments: Any, expected: str) -> None:
     system = lenient()
     before = canonical_json(system.db)
     outcome = system.execute(tool, arguments)
     assert not outcome.ok
-    if expected is None:
-        assert outcome.content().startswith(f"Error: arguments of {tool} are not valid JSON")
-    else:
-        assert outcome.content() == expected
+    assert outcome.content() == expected
     assert canonical_json(system.db) == before
 
 
@@ -522,7 +410,6 @@ def test_megabyte_strings_are_handled() -> None:
         == "False"
     )
     assert system.execute("get_safety_box", {"username": huge}).content() == f"KeyError: '{huge}'"
-    assert system.execute("get_account_balance", huge).content().startswith("Error: arguments")
     assert system.db == bank()
 
 
@@ -554,28 +441,8 @@ def test_execute_never_raises(tool: str, arguments: dict[str, Any]) -> None:
 # ---- the database model ----------------------------------------------------------------------------
 
 
-@cache
-def published_tasks() -> dict[str, list[dict[str, Any]]]:
-    return json.loads(gzip.decompress(TASKS_FILE.read_bytes()))
-
-
-def all_tasks() -> Iterator[tuple[str, dict[str, Any]]]:
-    for goal, tasks in published_tasks().items():
-        for task in tasks:
-            yield goal, task
-
-
 def test_our_bank_validates() -> None:
     BankDatabase.model_validate(bank())
-
-
-@needs_shared
-def test_every_published_task_database_validates() -> None:
-    count = 0
-    for _, task in all_tasks():
-        BankDatabase.model_validate(task["initial_database"])
-        count += 1
-    assert count == 153
 
 
 @pytest.mark.parametrize(
@@ -596,208 +463,41 @@ def test_a_broken_database_is_rejected_with_its_location(breakage: Any, location
     assert location in str(error.value)
 
 
-# ---- reference paths: the published outcome of every task --------------------------------------------
+# ---- the published tasks and trajectories --------------------------------------------------------
+# Every task's reference path (with the cards looked up as stored) is checked for all domains in
+# test_reference_paths.py; here, what the shipped card lookups change.
 
 
-@cache
-def default_dependencies() -> dict[str, Expr | None]:
-    # Read from the published tables until the project derives them itself.
-    tables = json.loads(TABLES_FILE.read_text())["bank"]
-    return {tool: parse(expr) for tool, expr in tables["derived_default_dependency_full_expanded"].items()}
-
-
-def linked_calls(expr: Expr | None, seen: list[Single]) -> list[Single]:
-    """The link tools a task's constraints need, in order of first occurrence.
-
-    A linked tool's own SOP may need another link first (authenticating the admin password needs a
-    login), as in the published generator's expanded form; those come before it.
-    """
-    links = DOMAIN.catalogue.links
-    for single in singles(expr):
-        if single.name in links and all(s.name != single.name for s in seen):
-            link = links[single.name]
-            linked_calls(rename(default_dependencies()[link.name], single.param_map), seen)
-            seen.append(single)
-    return seen
-
-
-def arguments_for(tool: str, variables: Mapping[str, str], known: Mapping[str, Any]) -> dict[str, Any]:
-    """The tool's parameters taken from what the user knows (a parameter not renamed keeps its name)."""
-    args = {}
-    for param in DOMAIN.catalogue.tools[tool].params:
-        variable = variables.get(param, param)
-        if variable in known:
-            args[param] = known[variable]
-    return args
-
-
-def reference_outcome(goal: str, task: Mapping[str, Any], mode: str) -> bool:
-    constraints = parse(task["constraints"])
-    dependencies = {**default_dependencies(), goal: constraints}
-    oracle = StrictSystem(
-        DOMAIN,
-        task["initial_database"],
-        task["constraint_parameters"],
-        dependencies,
-        options={"credit_cards": mode},
-    )
-    known = task["user_known"]
-    for single in linked_calls(constraints, []):
-        link = DOMAIN.catalogue.links[single.name]
-        variables = {param: single.param_map.get(var, var) for param, var in link.param_map.items()}
-        if not oracle.execute(link.name, arguments_for(link.name, variables, known)).ok:
-            return False
-    return oracle.execute(goal, arguments_for(goal, {}, known)).ok
-
-
-@needs_shared
-def test_reference_paths_give_the_published_outcome() -> None:
-    disagreements = [
-        (goal, task["user_prompt"][:60])
-        for goal, task in all_tasks()
-        if reference_outcome(goal, task, "list") != task["action_should_succeed"]
-    ]
-    assert disagreements == []
-
-
-@needs_shared
-def test_shipped_card_lookups_only_change_credit_card_goals() -> None:
+def test_shipped_card_lookups_only_change_credit_card_goals(published_tasks: Callable[[str], list[Task]]) -> None:
     card_goals = {"cancel_credit_card", "get_credit_card_info", "pay_bill_with_credit_card"}
+    shipped = {CREDIT_CARDS_OPTION: CARDS_AS_SHIPPED}
     changed = {
-        goal
-        for goal, task in all_tasks()
-        if reference_outcome(goal, task, "dict") != task["action_should_succeed"]
+        task.goal
+        for task in published_tasks("bank")
+        if run_reference_path(DOMAIN, task, options=shipped).goal_succeeded != task.action_should_succeed
     }
     assert changed and changed <= card_goals
 
 
-# ---- replay of the published trajectories ------------------------------------------------------------
-
-
-NOT_FOUND = "Error: Tool {} not found."
-
-
-@dataclass
-class Fidelity:
-    calls: int = 0
-    calls_reproduced: int = 0
-    runs: int = 0
-    databases_reproduced: int = 0
-    misaligned: int = 0
-    mismatches: list[tuple[int, str, str, str]] = field(default_factory=list)
-
-
-def output_format(records: list[dict[str, Any]]) -> str:
-    """Whether the file stored whole result pairs ("tuple", older runs) or only values ("value")."""
-    for run in (run for r in records for run in r.get("interactions") or []):
-        for message in run["interaction"]:
-            if "tool_call_id" in message and message["content"].startswith(("(True", "(False")):
-                return "tuple"
-    return "value"
-
-
-def answered_elsewhere(records: list[dict[str, Any]]) -> set[str]:
-    """Tools this file shows answered by the system; older runs were offered internal_get_database."""
-    return {
-        message["tool_name"]
-        for r in records
-        for run in r.get("interactions") or []
-        for message in run["interaction"]
-        if "tool_call_id" in message and message["content"] != NOT_FOUND.format(message["tool_name"])
-    } & set(DOMAIN.tools)
-
-
-def offered_tools(record: Mapping[str, Any], extra: set[str]) -> set[str]:
-    offered = {t.name for t in DOMAIN.offered_tools()} | extra
-    if record["setup"]["tool_list"] == "full":
-        return offered
-    graph = record["task"]["directed_action_graph"]["nodes"]
-    return offered & {node[0] for node in graph if isinstance(node, list)}
-
-
-def replay_run(
-    record: Mapping[str, Any],
-    run: Mapping[str, Any],
-    offered: set[str],
-    fmt: str,
-    mode: str,
-    result: Fidelity,
-    index: int,
+def test_replay_reproduces_recorded_outputs_and_databases(
+    shared_dir: Path, published_trajectories_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    task = record["task"]
-    system = LenientSystem(
-        DOMAIN,
-        task["initial_database"],
-        task["constraint_parameters"],
-        atomic=False,
-        options={"credit_cards": mode},
-    )
-    messages = run["interaction"]
-    position = 0
-    while position < len(messages):
-        message = messages[position]
-        position += 1
-        if "tool_call_id" in message or not message.get("tool_calls"):
-            continue
-        answers = []
-        while position < len(messages) and "tool_call_id" in messages[position]:
-            answers.append(messages[position])
-            position += 1
-        by_id = {answer["tool_call_id"]: answer for answer in answers}
-        for number, call in enumerate(message["tool_calls"]):
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
-            if name == "exit_conversation":
-                position = len(messages)
-                break
-            answer = by_id.get(call["id"]) or (answers[number] if number < len(answers) else None)
-            if answer is None:
-                continue
-            if name in offered:
-                got = system.execute(name, arguments, offered_only=False).content(fmt)  # type: ignore[arg-type]
-            else:
-                got = tool_not_found(name).content()
-            result.calls += 1
-            if got == answer["content"]:
-                result.calls_reproduced += 1
-            else:
-                result.mismatches.append((index, name, answer["content"][:80], got[:80]))
-    result.runs += 1
-    result.databases_reproduced += system.db == run["database"]
-
-
-def replay_file(path: Path, mode: str) -> Fidelity:
-    records = json.loads(gzip.decompress(path.read_bytes())) or []
-    fmt, extra = output_format(records), answered_elsewhere(records)
-    prompts = {r["task"]["user_prompt"] for r in records}
-    result = Fidelity()
-    for index, record in enumerate(records):
-        for run in record.get("interactions") or []:
-            first = next((m["content"] for m in run["interaction"] if m.get("sender") == "user"), None)
-            # Misaligned: the conversation opens with another task's prompt. (A prompt found in no
-            # task is a regenerated prompt of this same task, so that run is replayed.)
-            if first != record["task"]["user_prompt"] and first in prompts:
-                result.misaligned += 1
-                continue
-            replay_run(record, run, offered_tools(record, extra), fmt, mode, result, index)
-    return result
-
-
-@needs_shared
-def test_replay_reproduces_recorded_outputs_and_databases() -> None:
-    files = sorted(TRAJECTORIES.glob("*.json.gz"))
-    semantics = {
-        row["file"]: row["credit_cards_as_when_scored"] for row in csv.DictReader(SCORING_SEMANTICS.open())
-    }
+    files = sorted((published_trajectories_dir / "bank").glob("*.json.gz"))
+    with (shared_dir / "sopbench" / "bank_scoring_semantics.csv").open() as handle:
+        semantics = {row["file"]: row["credit_cards_as_when_scored"] for row in csv.DictReader(handle)}
     assert {f.name.removesuffix(".gz") for f in files} == set(semantics)
-    total = Counter()
+    summary = ReplaySummary()
     for path in files:
-        by_mode = {mode: replay_file(path, mode) for mode in ("list", "dict")}
+        as_stored = list(replay_file(path))
+        with monkeypatch.context() as patch:
+            patch.setitem(DOMAIN.options, CREDIT_CARDS_OPTION, CARDS_AS_SHIPPED)
+            as_shipped = list(replay_file(path))
         # Whatever the scoring used, the tools the agents talked to looked cards up as stored.
-        best = by_mode["list"]
-        assert best.calls_reproduced >= by_mode["dict"].calls_reproduced, path.name
-        assert best.misaligned == 0, path.name
-        total.update(
-            calls=best.calls, calls_ok=best.calls_reproduced, runs=best.runs, dbs_ok=best.databases_reproduced
-        )
-    assert total["calls_ok"] / total["calls"] >= 0.998, total
-    assert total["dbs_ok"] / total["runs"] >= 0.997, total
+        stored_matching = sum(replay.outputs_matching for replay in as_stored)
+        assert stored_matching >= sum(replay.outputs_matching for replay in as_shipped), path.name
+        assert not any(replay.misaligned for replay in as_stored), path.name
+        for replay in as_stored:
+            summary.add(replay)
+    (total,) = summary.rows()
+    assert total["tool_outputs_matching"] / total["tool_outputs"] >= 0.998, total
+    assert total["final_databases_matching"] / total["runs"] >= 0.997, total

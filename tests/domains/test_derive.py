@@ -1,32 +1,21 @@
 """Derived tables (default SOPs, expansion, action graphs) against the published ones."""
 
-import gzip
-import json
 import random
 from pathlib import Path
 
 import pytest
 
 from sopbench.constraints import ActionGraph, dump, holds, parse, singles
+from sopbench.domains import PUBLISHED_DOMAINS as DOMAINS
 from sopbench.domains._catalogue import Catalogue
 from sopbench.domains._derive import default_dependencies, expand, oracle_dependencies, simplify
 from sopbench.domains._graph import action_graph, default_action_graphs
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-TABLES = SHARED / "reference" / "SOPBENCH_DOMAIN_TABLES.json"
-DOMAINS = ["bank", "dmv", "healthcare", "online_market", "university", "library", "hotel"]
-
-needs_shared = pytest.mark.skipif(not TABLES.exists(), reason="../shared/reference not found: published tables needed")
 
 
 def catalogue(domain):
     return Catalogue.from_file(REPO / "src" / "sopbench" / "domains" / domain / "sop.json")
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return json.loads(TABLES.read_text())
 
 
 def test_simplify_merges_nested_groups_drops_repeats_and_collapses():
@@ -45,24 +34,22 @@ def test_expansion_guards_a_constraint_with_its_prerequisites():
     assert dump(expand(negated, cat))[0] == "gate"
 
 
-@needs_shared
 @pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("option", ["full", "required"])
-def test_default_sops_equal_the_published_tables(tables, domain, option):
+def test_default_sops_equal_the_published_tables(published_tables, domain, option):
     mine = default_dependencies(catalogue(domain), option, expanded=False)
-    published = tables[domain][f"derived_default_dependency_{option}_original"]
+    published = published_tables[domain][f"derived_default_dependency_{option}_original"]
     assert list(mine) == list(published)  # the prompt order
     assert {k: dump(v) for k, v in mine.items()} == published
 
 
-@needs_shared
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_expanded_sops_are_logically_equivalent_to_the_published_ones(tables, domain):
+def test_expanded_sops_are_logically_equivalent_to_the_published_ones(published_tables, domain):
     # The published expansion also prunes guards that another sibling already establishes; ours keeps
     # them, which changes nothing about truth (checked here over random assignments).
     mine = default_dependencies(catalogue(domain), "full", expanded=True)
     rng = random.Random(7)
-    for tool, encoded in tables[domain]["derived_default_dependency_full_expanded"].items():
+    for tool, encoded in published_tables[domain]["derived_default_dependency_full_expanded"].items():
         reference = parse(encoded)
         names = {s.name for s in singles(reference)} | {s.name for s in singles(mine[tool])}
         assert names == {s.name for s in singles(mine[tool])} | {s.name for s in singles(reference)}
@@ -80,26 +67,21 @@ def test_oracle_table_replaces_only_the_goal():
     assert table["get_loan"] == default_dependencies(cat)["get_loan"]
 
 
-@needs_shared
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_task_graphs_equal_the_published_graphs(domain):
+def test_task_graphs_equal_the_published_graphs(domain, published_tasks, published_task_counts):
     cat = catalogue(domain)
-    tasks = json.loads(gzip.decompress((SHARED / "sopbench" / "tasks" / f"{domain}_tasks.json.gz").read_bytes()))
     checked = 0
-    for goal, task_list in tasks.items():
-        for task in task_list:
-            mine = action_graph(cat, goal, parse(task["constraints_original"]))
-            published = ActionGraph.from_json(task["directed_action_graph"])
-            assert mine.canonical() == published.canonical(), (goal, task["constraints_original"])
-            assert mine.function_names() == published.function_names()
-            checked += 1
-    assert checked == {"bank": 153, "dmv": 115, "healthcare": 130, "online_market": 187, "university": 44,
-                       "library": 78, "hotel": 196}[domain]
+    for task in published_tasks(domain):
+        mine = action_graph(cat, task.goal, task.constraints_original)
+        published = task.directed_action_graph
+        assert mine.canonical() == published.canonical(), (task.goal, task.constraints_original_json)
+        assert mine.function_names() == published.function_names()
+        checked += 1
+    assert checked == published_task_counts[domain]
 
 
-@needs_shared
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_default_action_graphs_equal_the_published_ones(tables, domain):
+def test_default_action_graphs_equal_the_published_ones(published_tables, domain):
     mine = default_action_graphs(catalogue(domain))
-    for tool, published in tables[domain]["derived_default_action_graphs_full"].items():
+    for tool, published in published_tables[domain]["derived_default_action_graphs_full"].items():
         assert mine[tool].canonical() == ActionGraph.from_json(published).canonical(), tool

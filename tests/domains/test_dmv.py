@@ -1,44 +1,29 @@
 """The DMV domain: tools, checks, session effects, database model, and fidelity to the published runs.
 
-Unit tests use a small database written here. The last three groups read the published data in
-``../shared`` (tasks, dependency tables, trajectories) and are skipped when it is absent.
+Unit tests use a small database written here. What every domain must satisfy (catalogue, wordings,
+schemas, calls that never reach a tool, task databases) is checked in test_all_domains.py, and every
+task's reference path in test_reference_paths.py; the replay of the recorded DMV trajectories here
+reads them from ``../shared`` and is skipped when they are absent.
 """
 
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 import os
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pydantic
 import pytest
 
-from sopbench.constraints import Expr, Single, parse, rename, singles
-from sopbench.domains import (
-    SESSION_BEFORE_CREDENTIALS,
-    LenientSystem,
-    StrictSystem,
-    tool_not_found,
-)
+from sopbench.constraints import Expr, Single
+from sopbench.domains import SESSION_BEFORE_CREDENTIALS, LenientSystem, StrictSystem
 from sopbench.domains.dmv import DOMAIN, LICENCE_NUMBER_OPTION, DMVDatabase
 from sopbench.domains.dmv.tools import licence_number
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-PUBLISHED = SHARED / "sopbench"
-TASKS_FILE = PUBLISHED / "tasks" / "dmv_tasks.json.gz"
-TRAJECTORIES = PUBLISHED / "trajectories" / "dmv"
-TABLES_FILE = SHARED / "reference" / "SOPBENCH_DOMAIN_TABLES.json"
-
-
-def _require_shared() -> None:
-    if not TASKS_FILE.is_file() or not TABLES_FILE.is_file():
-        pytest.skip("../shared/sopbench not found: published data needed")
+from sopbench.replay import ReplaySummary, replay_paths
 
 
 # ---- a small database of our own ---------------------------------------------------------------------
@@ -102,44 +87,7 @@ def call(system: LenientSystem, tool: str, **arguments: Any) -> str:
     return system.execute(tool, arguments).content("tuple")
 
 
-# ---- the domain as a whole -----------------------------------------------------------------------------
-def test_domain_is_complete():
-    assert DOMAIN.validate() == []
-    assert DOMAIN.system_name == "DMV"
-    assert set(DOMAIN.tools) == set(DOMAIN.catalogue.tools)
-
-
-def test_every_tool_has_the_published_parameters_and_defaults():
-    for name, published in DOMAIN.catalogue.tools.items():
-        spec = DOMAIN.tools[name]
-        assert spec.params == published.params, name
-        defaults = {p.name: p.default for p in spec.signature.parameters.values() if p.default is not p.empty}
-        assert defaults == dict(published.defaults), name
-        assert spec.description and spec.returns, name
-
-
-def _catalogue_constraint_names() -> set[str]:
-    cat = DOMAIN.catalogue
-    names: set[str] = set(DOMAIN.checks) | set(cat.links) | {link.name for link in cat.links.values()}
-    names |= set(cat.constraint_dependencies)
-    exprs: list[Expr | None] = [
-        *cat.innate.values(),
-        *cat.required.values(),
-        *cat.constraint_dependencies.values(),
-    ]
-    exprs += [expr for pool in cat.customizable.values() for expr in pool]
-    for expr in exprs:
-        names |= {s.name for s in singles(expr)}
-    return names
-
-
-def test_every_constraint_has_both_wordings():
-    for name in _catalogue_constraint_names():
-        wording = DOMAIN.wordings.get(name)
-        assert wording is not None, name
-        assert wording.positive and wording.negative and wording.positive != wording.negative, name
-
-
+# ---- wordings ----------------------------------------------------------------------------------------
 def test_wordings_fill_variable_names_and_parameter_values():
     single = Single.of("within_attempt_limit", {"username": "applicant", "test_type": "kind"})
     text = DOMAIN.describe_single(single, {"attempt_limit": 4})
@@ -148,27 +96,6 @@ def test_wordings_fill_variable_names_and_parameter_values():
     assert "owner" in negated and negated == DOMAIN.wordings["internal_has_dl"].negative.format(
         username="owner"
     )
-
-
-JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
-
-
-def test_openai_schemas_are_valid_function_schemas():
-    offered = DOMAIN.offered_tools()
-    assert "internal_get_database" not in {t.name for t in offered}
-    assert len(offered) == 29
-    for tool in offered:
-        schema = tool.openai_schema()
-        json.dumps(schema)  # serialisable
-        assert schema["type"] == "function"
-        function = schema["function"]
-        assert function["name"] == tool.name and isinstance(function["strict"], bool)
-        assert function["description"].strip()
-        params = function["parameters"]
-        assert params["type"] == "object" and params["additionalProperties"] is False
-        assert set(params["required"]) <= set(params["properties"]) == set(tool.params)
-        for prop in params["properties"].values():
-            assert prop["type"] in JSON_TYPES
 
 
 # ---- tools ---------------------------------------------------------------------------------------------
@@ -339,23 +266,11 @@ def test_tools_marked_read_never_change_the_database():
 
 
 # ---- bad input from a model ----------------------------------------------------------------------------
+# Unknown tools, arguments that are not a JSON object, missing or unexpected arguments: for every
+# domain in test_all_domains.py.
 @pytest.mark.parametrize(
     ("tool", "arguments", "expected"),
     [
-        ("fly_car", "{}", "Error: Tool fly_car not found."),
-        ("internal_get_database", "{}", "Error: Tool internal_get_database not found."),
-        ("login_user", '{"username": "alice"', "Error: arguments of login_user are not valid JSON"),
-        (
-            "login_user",
-            '["alice", "id-alice"]',
-            "Error: arguments of login_user must be a JSON object, got list.",
-        ),
-        ("login_user", '{"username": "alice"}', "TypeError: DMV.login_user() missing 1 required positional"),
-        (
-            "logout_user",
-            '{"username": "alice", "why": 1}',
-            "TypeError: DMV.logout_user() got an unexpected keyword",
-        ),
         (
             "login_user",
             '{"username": ["alice"], "identification": "x"}',
@@ -564,127 +479,7 @@ def test_a_broken_database_is_rejected_with_its_location(break_it, message):
     assert message in str(error.value)
 
 
-# ---- published data: task databases, reference paths, replay -------------------------------------------
-@cache
-def published_tasks() -> dict[str, list[dict[str, Any]]]:
-    return json.loads(gzip.decompress(TASKS_FILE.read_bytes()))
-
-
-@cache
-def default_dependencies() -> dict[str, Expr | None]:
-    tables = json.loads(TABLES_FILE.read_text())["dmv"]
-    return {name: parse(expr) for name, expr in tables["derived_default_dependency_full_expanded"].items()}
-
-
-def test_every_published_task_database_validates():
-    _require_shared()
-    tasks = [task for items in published_tasks().values() for task in items]
-    assert len(tasks) == 115
-    for task in tasks:
-        DMVDatabase.model_validate(task["initial_database"])
-
-
-def required_actions(expr: Expr | None, found: list[Single] | None = None) -> list[Single]:
-    """Linked constraints in order of first occurrence; a linked tool's own SOP comes first.
-
-    ``authenticate_admin_password`` requires ``logged_in_user`` itself, so a task whose SOP names only
-    the admin check still needs the login first (as the published generator's expanded form does).
-    """
-    found = [] if found is None else found
-    for single in singles(expr):
-        link = DOMAIN.catalogue.links.get(single.name)
-        if link is None or single.positive in found:
-            continue
-        outer = single.param_map
-        tool_variables = {param: outer.get(var, var) for param, var in link.params or ()}
-        required_actions(rename(default_dependencies()[link.name], tool_variables), found)
-        found.append(single.positive)
-    return found
-
-
-def link_call(single: Single, known: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    link = DOMAIN.catalogue.links[single.name]
-    outer = single.param_map
-    arguments = {}
-    for param, var in link.params or ():
-        if outer.get(var, var) in known:
-            arguments[param] = known[outer.get(var, var)]
-    for param in DOMAIN.tools[link.name].params:
-        if param not in arguments and param in known:
-            arguments[param] = known[param]
-    return link.name, arguments
-
-
-def reference_path_succeeds(goal: str, task: dict[str, Any]) -> bool:
-    constraints = parse(task["constraints"])
-    dependencies = {**default_dependencies(), goal: constraints}
-    oracle = StrictSystem(DOMAIN, task["initial_database"], task["constraint_parameters"], dependencies)
-    known = task["user_known"]
-    for single in required_actions(constraints):
-        if not oracle.execute(*link_call(single, known)).ok:
-            return False
-    return oracle.execute(goal, {p: known[p] for p in DOMAIN.tools[goal].params if p in known}).ok
-
-
-def test_reference_paths_reach_the_published_outcome():
-    _require_shared()
-    results = [
-        reference_path_succeeds(goal, task) == bool(task["action_should_succeed"])
-        for goal, items in published_tasks().items()
-        for task in items
-    ]
-    assert sum(results) == len(results) == 115
-
-
-OFFERED = frozenset(t.name for t in DOMAIN.offered_tools())
-NO_CALL_NAMES = {"none", "n/a"}
-
-
-def output_format(records: list[dict[str, Any]]) -> str:
-    for record in records:
-        for run in record.get("interactions") or []:
-            for message in run["interaction"]:
-                if "tool_call_id" in message and str(message["content"]).startswith(("(True,", "(False,")):
-                    return "tuple"
-    return "value"
-
-
-def offered_tools(record: dict[str, Any]) -> frozenset[str]:
-    if record["setup"]["tool_list"] == "full":
-        return OFFERED
-    nodes = record["task"]["directed_action_graph"]["nodes"]
-    return frozenset(node[0] for node in nodes if isinstance(node, list)) & OFFERED
-
-
-def is_aligned(record: dict[str, Any], run: dict[str, Any]) -> bool:
-    first = next((m for m in run["interaction"] if m.get("sender") == "user"), None)
-    return first is not None and str(first["content"]).startswith(record["task"]["user_prompt"])
-
-
-def replay_run(
-    record: dict[str, Any], run: dict[str, Any], fmt: str
-) -> tuple[list[tuple[str, str, str]], Any]:
-    """(tool, ours, recorded) for every answered call, and our final database."""
-    task = record["task"]
-    system = LenientSystem(DOMAIN, task["initial_database"], task["constraint_parameters"], atomic=False)
-    offered = offered_tools(record)
-    answers = {m["tool_call_id"]: m["content"] for m in run["interaction"] if "tool_call_id" in m}
-    compared = []
-    for message in run["interaction"]:
-        calls = message.get("tool_calls") or []
-        if any(c["function"]["name"].lower() in NO_CALL_NAMES for c in calls):
-            continue  # the simulator treated such a message as having no call
-        if any(c["function"]["name"] == "exit_conversation" for c in calls):
-            break
-        for c in calls:
-            name = c["function"]["name"]
-            outcome = (
-                system.execute(name, c["function"]["arguments"]) if name in offered else tool_not_found(name)
-            )
-            compared.append((name, outcome.content(fmt), answers[c["id"]]))
-    return compared, system.db
-
-
+# ---- replay of the published trajectories ------------------------------------------------------------
 def without_licence_numbers(db: Any) -> Any:
     db = copy.deepcopy(db)
     for account in db["accounts"].values():
@@ -693,35 +488,24 @@ def without_licence_numbers(db: Any) -> Any:
     return db
 
 
-def test_replay_reproduces_the_recorded_runs():
-    _require_shared()
-    files = sorted(TRAJECTORIES.glob("*.json.gz"))
-    if not files:
+def test_replay_reproduces_the_recorded_runs(published_trajectories_dir: Path):
+    folder = published_trajectories_dir / "dmv"
+    if not any(folder.glob("*.json.gz")):
         pytest.skip("no dmv trajectories in ../shared/sopbench")
-    calls = calls_same = dbs = dbs_same = 0
+    summary = ReplaySummary()
     unexplained = []
-    for path in files:
-        records = json.loads(gzip.decompress(path.read_bytes())) or []
-        fmt = output_format(records)
-        for record in records:
-            for run in record.get("interactions") or []:
-                if not is_aligned(record, run):
-                    continue
-                compared, db = replay_run(record, run, fmt)
-                for name, ours, recorded in compared:
-                    calls += 1
-                    calls_same += ours == recorded
-                    # Known causes: licence numbers from the salted hash() (Q18); older runs that were
-                    # offered internal_get_database.
-                    licence = "'dl_number'" in recorded
-                    if ours != recorded and not licence and name != "internal_get_database":
-                        unexplained.append((path.name, name, ours, recorded))
-                dbs += 1
-                dbs_same += db == run["database"]
-                if db != run["database"] and without_licence_numbers(db) != without_licence_numbers(
-                    run["database"]
-                ):
-                    unexplained.append((path.name, "database", record["task"]["user_goal"], ""))
+    for replay in replay_paths([folder]):
+        summary.add(replay)
+        if replay.misaligned:
+            continue
+        # The one known cause: licence numbers the original derived from the salted hash() (Q18).
+        for mismatch in replay.mismatches():
+            if "'dl_number'" not in (mismatch["recorded"] or ""):
+                unexplained.append((replay.source, replay.record, replay.run, mismatch))
+        if without_licence_numbers(replay.final_database) != without_licence_numbers(replay.recorded_database):
+            unexplained.append((replay.source, replay.record, replay.run, "database"))
     assert unexplained == []
-    assert calls >= 8500 and calls_same / calls >= 0.998
-    assert dbs >= 2900 and dbs_same >= dbs - 40  # the rest differ only in licence numbers (Q18)
+    (total,) = summary.rows()
+    calls, runs = total["tool_outputs"], total["runs"]
+    assert calls >= 8500 and total["tool_outputs_matching"] / calls >= 0.998, total
+    assert runs >= 2900 and total["final_databases_matching"] >= runs - 40, total  # the rest: Q18

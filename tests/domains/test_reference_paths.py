@@ -1,21 +1,16 @@
 """Every published task, run on its strict oracle along its reference path, gives its outcome."""
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from sopbench.domains import PUBLISHED_DOMAINS, SESSION_BEFORE_CREDENTIALS, get_domain
 from sopbench.domains._oracle import required_actions, run_reference_path
-from sopbench.tasks import load_tasks
-
-TASKS = Path(__file__).resolve().parents[2].parent / "shared" / "sopbench" / "tasks"
-pytestmark = pytest.mark.skipif(not TASKS.exists(), reason="../shared/sopbench/tasks not found: published tasks needed")
 
 
 @pytest.fixture(scope="module")
-def tasks():
-    return {d: load_tasks(TASKS / f"{d}_tasks.json.gz") for d in PUBLISHED_DOMAINS}
+def tasks(published_tasks):
+    return {d: published_tasks(d) for d in PUBLISHED_DOMAINS}
 
 
 def _holding(tasks, **kwargs):
