@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench._io import LoadError, StrPath, read_json
-from sopbench.traces import Record, detect_output_format, iter_trajectory_files, record_from_json
+from sopbench._io import LoadError, StrPath, collector_paused, read_json
+from sopbench.traces import Record, detect_output_format, iter_trajectory_files
+from sopbench.traces._load import FileDecoder
 
 from ._calls import PublishedCrash
 from ._engine import VERDICT_KEYS, score_record_run
@@ -260,7 +259,7 @@ def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[R
 
 def _load_file(path: Path, fail: ErrorCallback) -> list[Record] | None:
     """A file's records; bad records are reported and skipped, an unreadable file is reported."""
-    with _collector_paused():
+    with collector_paused():
         try:
             data = read_json(path)
         except LoadError as error:
@@ -272,23 +271,10 @@ def _load_file(path: Path, fail: ErrorCallback) -> list[Record] | None:
             fail(LoadError("expected a JSON list of records", file=path))
             return None
         records = []
+        decoder = FileDecoder(path, trusted=True)  # the data came from orjson: plain JSON types only
         for index, entry in enumerate(data):
             try:
-                records.append(record_from_json(entry, file=path, index=index))
+                records.append(decoder.record(entry, index))
             except LoadError as error:
                 fail(error)
     return records
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    # Decoding a trajectory file allocates millions of small containers and no reference cycles;
-    # the cyclic collector would rescan them again and again (it doubled loading time). Paused for
-    # the decode of one file only, and restored as it was.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench.domains import LenientSystem
-from sopbench.traces import Message, Run, ToolCallRecord
+from sopbench.domains._system import succeeded
+from sopbench.traces import Run, ToolCallRecord
 
 from ._tables import DomainTables
 from ._values import fresh, read_arguments
@@ -31,6 +32,7 @@ class ScoredCall:
     json_arguments: dict[str, Any] | None  # the JSON object the agent sent (None: not one)
     output_text: str
     answer: int  # index of the tool message that answered it (the agent's environment's reply)
+    arguments_text: str = ""  # the text the agent sent, which ``arguments`` was read from
 
     def describe(self) -> str:
         args = self.arguments if isinstance(self.arguments, dict) else self.json_arguments
@@ -53,16 +55,15 @@ def published_calls(run: Run, python_eval: bool) -> list[ScoredCall]:
         message = messages[index]
         if not message.tool_calls:
             continue
-        remaining = _published_placeholder_filter(message.tool_calls)
-        if not remaining:
+        first = _first_published_call(message.tool_calls)
+        if first is None:
             continue
         answer = messages[index + 1]
         if answer.tool_name is None:
             raise PublishedCrash(
-                f"message {index + 1} calls {remaining[0].name} but message {index + 2} is not a tool output "
+                f"message {index + 1} calls {first.name} but message {index + 2} is not a tool output "
                 "(the published evaluator reads its tool_name and raises KeyError)"
             )
-        first = remaining[0]
         calls.append(
             ScoredCall(
                 step=len(calls) + 1,
@@ -71,21 +72,23 @@ def published_calls(run: Run, python_eval: bool) -> list[ScoredCall]:
                 json_arguments=first.arguments,
                 output_text=answer.content or "",
                 answer=index + 1,
+                arguments_text=first.arguments_text,
             )
         )
     return calls
 
 
-def _published_placeholder_filter(tool_calls: Sequence[ToolCallRecord]) -> list[ToolCallRecord]:
-    """The published filter removed items from the list it iterated, so it skips the item after each
-    removed one (two adjacent "N/A" calls leave the second)."""
-    remaining = list(tool_calls)
-    position = 0
-    while position < len(remaining):
-        if remaining[position].name.lower() in EVALUATOR_PLACEHOLDER_NAMES:
-            del remaining[position]
-        position += 1
-    return remaining
+def _first_published_call(tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecord | None:
+    """The first call left by the published "N/A" filter (None when nothing is left).
+
+    The published filter removed items from the list it iterated, so it skips the item after each
+    removed one (two adjacent "N/A" calls leave the second): the first survivor is the first call,
+    or the second one when the first is a placeholder.
+    """
+    first = tool_calls[0]
+    if first.name.lower() not in EVALUATOR_PLACEHOLDER_NAMES:
+        return first
+    return tool_calls[1] if len(tool_calls) > 1 else None
 
 
 def executed_calls(run: Run) -> list[tuple[ToolCallRecord, int]]:
@@ -95,38 +98,44 @@ def executed_calls(run: Run) -> list[tuple[ToolCallRecord, int]]:
     without an answer (``exit_conversation``, "N/A" pseudo-calls) were never executed.
     """
     messages = run.messages
+    count = len(messages)
     out: list[tuple[ToolCallRecord, int]] = []
     for index, message in enumerate(messages):
         if not message.tool_calls:
             continue
-        answers = _answers_after(messages, index)
-        unclaimed = list(answers)
+        unclaimed = []  # the tool messages right after this one
+        position = index + 1
+        while position < count and messages[position].sender is None:
+            unclaimed.append(position)
+            position += 1
         for call in message.tool_calls:
-            chosen = next(
-                (a for a in unclaimed if call.id is not None and messages[a].tool_call_id == call.id), None
-            )
-            if chosen is None and unclaimed:
-                chosen = unclaimed[0]
-            if chosen is not None:
-                unclaimed.remove(chosen)
-                out.append((call, chosen))
-    out.sort(key=lambda pair: pair[1])
+            if not unclaimed:
+                break
+            chosen = unclaimed[0]
+            if call.id is not None:
+                for answer in unclaimed:
+                    if messages[answer].tool_call_id == call.id:
+                        chosen = answer
+                        break
+            unclaimed.remove(chosen)
+            out.append((call, chosen))
+    out.sort(key=_answer_position)
     return out
 
 
-def _answers_after(messages: Sequence[Message], index: int) -> list[int]:
-    answers = []
-    for position in range(index + 1, len(messages)):
-        if not messages[position].is_tool:
-            break
-        answers.append(position)
-    return answers
+def _answer_position(pair: tuple[ToolCallRecord, int]) -> int:
+    return pair[1]
 
 
-def every_call(run: Run, python_eval: bool) -> list[ScoredCall]:
-    """Sound extraction: every executed call under its own name, with the output it got."""
+def every_call(
+    run: Run, python_eval: bool, executed: Sequence[tuple[ToolCallRecord, int]] | None = None
+) -> list[ScoredCall]:
+    """Sound extraction: every executed call under its own name, with the output it got.
+
+    ``executed`` is ``executed_calls(run)`` when the caller has it already.
+    """
     calls = []
-    for call, answer in executed_calls(run):
+    for call, answer in executed_calls(run) if executed is None else executed:
         calls.append(
             ScoredCall(
                 step=len(calls) + 1,
@@ -135,6 +144,7 @@ def every_call(run: Run, python_eval: bool) -> list[ScoredCall]:
                 json_arguments=call.arguments,
                 output_text=run.messages[answer].content or "",
                 answer=answer,
+                arguments_text=call.arguments_text,
             )
         )
     return calls
@@ -144,21 +154,59 @@ def not_found_text(name: str) -> str:
     return f"Error: Tool {name} not found."
 
 
-def environment_outcomes(run: Run, tables: DomainTables, task: Any) -> dict[int, bool]:
+def environment_outcomes(
+    run: Run,
+    tables: DomainTables,
+    task: Any,
+    *,
+    executed: Sequence[tuple[ToolCallRecord, int]] | None = None,
+    database: dict[str, Any] | None = None,
+) -> dict[int, bool]:
     """Replays what the agent's environment executed: answer index -> whether that call succeeded.
 
     Calls are run in the order they were answered on a fresh lenient system, with the JSON
-    arguments the agent sent; a call answered "not found" was not executed.
+    arguments the agent sent; a call answered "not found" was not executed. ``executed`` is
+    ``executed_calls(run)`` and ``database`` a private copy of the task's database, when the
+    caller has them already.
     """
     domain = tables.domain
     system = LenientSystem(
-        domain, task.initial_database, task.constraint_parameters, atomic=False, options=tables.options
+        domain,
+        task.initial_database if database is None else database,
+        task.constraint_parameters,
+        copy=database is None,
+        atomic=False,
+        options=tables.options,
     )
+    tools = domain.tools
     outcomes: dict[int, bool] = {}
-    for call, answer in executed_calls(run):
-        if run.messages[answer].content == not_found_text(call.name) or call.arguments is None:
+    for call, answer in executed_calls(run) if executed is None else executed:
+        name = call.name
+        if (
+            name not in tools
+            or call.arguments is None
+            or run.messages[answer].content == not_found_text(name)
+        ):
             outcomes[answer] = False
             continue
-        outcome = system.execute(call.name, fresh(call.arguments), offered_only=False)
-        outcomes[answer] = outcome.ok
+        # What ``system.execute(name, arguments, offered_only=False).ok`` says, without the copies
+        # execute makes of the arguments (already fresh) and of the result (only its success is read).
+        try:
+            outcomes[answer] = succeeded(system.invoke(name, fresh(call.arguments)))
+        except Exception:  # noqa: BLE001 - as execute: a failing call is an unsuccessful one
+            outcomes[answer] = False
+    release(system)
     return outcomes
+
+
+def release(system: Any) -> None:
+    """Break a finished system's reference cycle so that reference counting frees it at once.
+
+    A system reaches itself through its context's call-back (system -> ctx -> bound method ->
+    system), so each scored run left a copied database for the cyclic collector, which then ran
+    thousands of times per benchmark. Call only when the system is no longer used.
+    """
+    for part in (system, getattr(system, "lenient", None)):
+        context = getattr(part, "ctx", None)
+        if context is not None:
+            context.call = None

@@ -17,25 +17,30 @@ judgement, and nowhere else):
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from sopbench.constraints import Rule, Single, Sop, singles
 from sopbench.domains import StrictSystem, canonical_json
 from sopbench.domains._derive import oracle_dependencies
 from sopbench.domains._system import SESSION_BEFORE_CREDENTIALS
 from sopbench.evaluation import ToolCall, Trace, judge_permission, judge_procedure, state_diff
-from sopbench.traces import Record
+from sopbench.traces import Record, ToolCallRecord
 
 from ._calls import (
     PublishedCrash,
     ScoredCall,
     environment_outcomes,
     every_call,
+    executed_calls,
     not_found_text,
     published_calls,
+    release,
 )
 from ._graphcheck import STATUS_ERROR, STATUS_NOT_REPLAYED, STATUS_REPLAYED, GraphCheck
 from ._protocol import Protocol
@@ -125,20 +130,73 @@ class _RunScorer:
         self.tables = tables
         self.output_format = output_format
         self.python_eval = "python_eval" in self.q
+        self.facts = _task_facts(self.task, tables)
+        self._executed_pairs: list[tuple[ToolCallRecord, int]] | None = None
 
     def score(self, justify_refusal: bool) -> Outcome:
         q = self.q
         if "first_call_only" in q:
             calls = published_calls(self.run, self.python_eval)
         else:
-            calls = every_call(self.run, self.python_eval)
+            calls = every_call(self.run, self.python_eval, self._executed())
         needs_environment = (
             "success_from_output_text" not in q
             or "graph_check" not in q
             or "failed_prerequisites_count" not in q
             or justify_refusal
         )
-        environment = environment_outcomes(self.run, self.tables, self.task) if needs_environment else {}
+        key = self._memo_key(calls, needs_environment, justify_refusal)
+        if key is not None:
+            hit = _OUTCOMES.get(key)
+            if hit is not None and hit[0] is self.task and hit[1] is self.tables:
+                return _copy(hit[2])
+        outcome = self._score(calls, needs_environment, justify_refusal)
+        if key is not None:
+            if len(_OUTCOMES) >= _OUTCOME_LIMIT:
+                _OUTCOMES.clear()
+            _OUTCOMES[key] = (self.task, self.tables, _copy(outcome))
+        return outcome
+
+    def _memo_key(
+        self, calls: Sequence[ScoredCall], needs_environment: bool, justify_refusal: bool
+    ) -> tuple[Any, ...] | None:
+        """Everything the verdict depends on besides the task and tables (compared by identity)."""
+        dump = marshal.dumps
+        try:
+            signature = tuple(
+                (call.name, call.arguments_text, dump(call.json_arguments), call.output_text, call.answer)
+                for call in calls
+            )
+            environment = None
+            if needs_environment and "first_call_only" in self.q:  # it replays other calls than these
+                messages = self.run.messages
+                environment = tuple(
+                    (call.name, call.arguments_text, dump(call.arguments), messages[answer].content, answer)
+                    for call, answer in self._executed()
+                )
+            database = dump(self.run.final_database)
+        except ValueError:  # not plain data (marshal takes only built-in types) or too deep
+            return None
+        return (
+            id(self.task),
+            id(self.tables),
+            self.q,
+            self.output_format,
+            justify_refusal,
+            signature,
+            environment,
+            database,
+        )
+
+    def _score(self, calls: list[ScoredCall], needs_environment: bool, justify_refusal: bool) -> Outcome:
+        q = self.q
+        environment = (
+            environment_outcomes(
+                self.run, self.tables, self.task, executed=self._executed(), database=self._fresh_database()
+            )
+            if needs_environment
+            else {}
+        )
         succeeded = [environment.get(call.answer, False) for call in calls]
         sop = self._sop() if "graph_check" not in q else None
         replay = self._replay(calls, sop)
@@ -190,21 +248,32 @@ class _RunScorer:
         justified = None
         if justify_refusal and not should:
             justified = success and self._refusal_revealed(calls, succeeded, replay.oracle)
+        release(replay.oracle)
         return Outcome(verdict, explanations, justified)
+
+    def _executed(self) -> list[tuple[ToolCallRecord, int]]:
+        """``executed_calls(run)``, computed once per scoring (extraction, key and environment)."""
+        if self._executed_pairs is None:
+            self._executed_pairs = executed_calls(self.run)
+        return self._executed_pairs
+
+    def _fresh_database(self) -> dict[str, Any] | None:
+        """A private copy of the task's database (decoded from JSON kept per task), or None when
+        it is not plain JSON (then each system makes its own deep copy)."""
+        data = self.facts.database_json
+        return None if data is None else orjson.loads(data)
 
     # ---- the oracle replay ------------------------------------------------------------------------
     def _oracle(self) -> StrictSystem:
-        catalogue = self.tables.domain.catalogue
-        dependencies = oracle_dependencies(catalogue, self.task.goal, self.task.constraints)
-        quirks = (
-            frozenset({SESSION_BEFORE_CREDENTIALS}) if "session_before_credentials" in self.q else frozenset()
-        )
+        quirks = _SESSION_QUIRK if "session_before_credentials" in self.q else frozenset()
+        database = self._fresh_database()
         return StrictSystem(
             self.tables.domain,
-            self.task.initial_database,
+            self.task.initial_database if database is None else database,
             self.task.constraint_parameters,
-            dependencies,
+            self.facts.dependencies,
             quirks=quirks,
+            copy=database is None,
             atomic=False,
             options=self.tables.options,
         )
@@ -246,7 +315,9 @@ class _RunScorer:
                 )
                 continue
             try:
-                raw = oracle.invoke(name, bind_strict_arguments(tables.domain.name, name, fresh(arguments)))
+                raw = oracle.invoke(
+                    name, bind_strict_arguments(tables.domain.name, name, fresh(arguments), copy=False)
+                )
             except Exception as exc:  # noqa: BLE001 - the oracle's exception is the finding
                 replay.statuses.append(STATUS_ERROR)
                 replay.invalid.append(
@@ -358,13 +429,16 @@ class _RunScorer:
 
     # ---- the sound procedure judgement ------------------------------------------------------------
     def _sop(self) -> Sop:
-        rules = dict(self.tables.rules)
-        goal = self.task.goal
-        base = rules.get(goal)
-        params = base.params if base is not None else ()
-        read_only = base.read_only if base is not None else False
-        rules[goal] = Rule(goal, self.task.constraints_original, params, read_only)
-        return Sop(rules, self.tables.verifiers)
+        facts = self.facts
+        if facts.sop is None:
+            rules = dict(self.tables.rules)
+            goal = self.task.goal
+            base = rules.get(goal)
+            params = base.params if base is not None else ()
+            read_only = base.read_only if base is not None else False
+            rules[goal] = Rule(goal, self.task.constraints_original, params, read_only)
+            facts.sop = Sop(rules, self.tables.verifiers)
+        return facts.sop
 
     def _trace(self, calls: Sequence[ScoredCall], succeeded: Sequence[bool]) -> Trace:
         return self._trace_with_steps(calls, succeeded, implied=False)[0]
@@ -439,6 +513,57 @@ class _RunScorer:
             if judgement.passed:
                 return True
         return False
+
+
+# ---- what every run of a task shares ---------------------------------------------------------------
+@dataclass(slots=True)
+class _TaskFacts:
+    """Derived once per task and domain tables, read-only afterwards (shared by the task's runs)."""
+
+    task: Any
+    tables: DomainTables
+    dependencies: Mapping[str, Any]  # the oracle's dependency table
+    database_json: bytes | None  # the initial database as JSON, copied by decoding (None: not JSON)
+    sop: Sop | None = None  # the sound protocol's SOP, made when first needed
+
+
+_FACTS_LIMIT = 8192
+_FACTS: dict[tuple[int, int], _TaskFacts] = {}
+_SESSION_QUIRK = frozenset({SESSION_BEFORE_CREDENTIALS})
+
+
+def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
+    key = (id(task), id(tables))
+    facts = _FACTS.get(key)
+    if facts is not None and facts.task is task and facts.tables is tables:
+        return facts
+    try:
+        database_json: bytes | None = orjson.dumps(task.initial_database)
+    except TypeError:  # a published quirk left a non-string key, or a foreign type
+        database_json = None
+    dependencies = oracle_dependencies(tables.domain.catalogue, task.goal, task.constraints)
+    facts = _TaskFacts(task, tables, dependencies, database_json)
+    if len(_FACTS) >= _FACTS_LIMIT:
+        _FACTS.clear()
+    _FACTS[key] = facts
+    return facts
+
+
+# ---- verdicts kept by content ------------------------------------------------------------------
+# A verdict is a function of the task, the domain tables, the protocol, the output format, the scored
+# calls (name, argument text and object, output, answer position), the calls the agent's environment
+# executed when they are replayed, and the final database. About a quarter of the published dev
+# trajectories equal another one in all of these (the same conversation recorded for two tool lists
+# or modes, agents that refuse at once, ...), so verdicts are kept by that content. The content is
+# compared exactly: ``marshal`` bytes tell 1 from 1.0 from True and lists from tuples, and keep the
+# order of keys. Task and tables are compared by identity (the loader shares equal tasks).
+_OUTCOME_LIMIT = 32768
+_OUTCOMES: dict[tuple[Any, ...], tuple[Any, DomainTables, Outcome]] = {}
+
+
+def _copy(outcome: Outcome) -> Outcome:
+    """A copy that shares no mutable part (callers keep and may change verdict dicts)."""
+    return Outcome(dict(outcome.verdict), list(outcome.explanations), outcome.justified_refusal)
 
 
 def _canonical(database: Any) -> Any:

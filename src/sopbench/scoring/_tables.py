@@ -53,11 +53,17 @@ PUBLISHED_STRICT_SIGNATURES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def bind_strict_arguments(domain: str, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments as the published strict method received them; raises ``TypeError`` as it did."""
+def bind_strict_arguments(
+    domain: str, tool: str, arguments: Mapping[str, Any], *, copy: bool = True
+) -> dict[str, Any]:
+    """The arguments as the published strict method received them; raises ``TypeError`` as it did.
+
+    ``copy=False`` hands back ``arguments`` itself when it is a dict that needs no binding (the
+    caller made it fresh for this call).
+    """
     signature = PUBLISHED_STRICT_SIGNATURES.get(domain, {}).get(tool)
     if signature is None:
-        return dict(arguments)
+        return arguments if not copy and type(arguments) is dict else dict(arguments)
     unexpected = [name for name in arguments if name not in signature]
     if unexpected:
         raise TypeError(f"{tool}() got an unexpected keyword argument '{unexpected[0]}'")

@@ -88,9 +88,20 @@ def read_arguments(text: str, decoded: dict[str, Any] | None, python_eval: bool)
     """
     if not python_eval:
         return decoded
-    if decoded is not None and "\\" not in text and not _has_json_literal_name(decoded):
+    if decoded is not None and "\\" not in text and not _has_literal_name_in_values(decoded):
         return decoded
     return read_output(text, python_eval=True)
+
+
+def _has_literal_name_in_values(arguments: dict[str, Any]) -> bool:
+    """``_has_json_literal_name(arguments)``, with a loop for the usual flat string/int arguments."""
+    for value in arguments.values():
+        kind = type(value)
+        if kind is str or kind is int:
+            continue
+        if _has_json_literal_name(value):
+            return True
+    return False
 
 
 def read_output(text: Any, *, python_eval: bool) -> Any:

@@ -21,6 +21,7 @@ from sopbench._io import (
     LoadError,
     StrPath,
     at,
+    collector_paused,
     decode_json_text,
     expect,
     expect_flag,
@@ -31,6 +32,7 @@ from sopbench._io import (
     required,
     show,
 )
+from sopbench.tasks import Task
 from sopbench.tasks._load import parse_task_json
 
 from ._model import (
@@ -68,6 +70,7 @@ _VERDICT_FLAGS = (
     "action_called_correctly",
     "success",
 )
+_VERDICT_FLAGS_AND_SHOULD_SUCCEED = (*_VERDICT_FLAGS, "action_should_succeed")
 
 ErrorHandler = Callable[[LoadError], None]
 
@@ -156,13 +159,106 @@ def iter_records(
 
 def record_from_json(data: Any, *, file: StrPath | None = None, index: int = 0) -> Record:
     """One record from its decoded JSON; raises ``LoadError`` located at ``file`` and ``index``."""
-    file = None if file is None else Path(file)
-    try:
-        return _parse_record(data, file, index)
-    except FieldError as exc:
-        raise exc.located(file=file, record=index) from None
-    except RecursionError:
-        raise LoadError("nested too deeply to load", file=file, record=index) from None
+    return FileDecoder(None if file is None else Path(file), trusted=False).record(data, index)
+
+
+class FileDecoder:
+    """Builds the records of one decoded trajectory file, sharing what records of a file repeat.
+
+    ``trusted`` says the JSON came from ``orjson.loads``: it holds only JSON types (no tuples, no
+    NaN), so equal ``orjson`` bytes mean an equal value. Otherwise a memoised task is reused only
+    when its source object also compares equal (orjson writes NaN as null and tuples as lists).
+    """
+
+    __slots__ = ("file", "trusted", "_setup_key", "_setup")
+
+    def __init__(self, file: Path | None, *, trusted: bool) -> None:
+        self.file = file
+        self.trusted = trusted
+        self._setup_key: bytes | None = None
+        self._setup: Setup | None = None
+
+    def record(self, data: Any, index: int) -> Record:
+        """One record; raises ``LoadError`` located at this file and ``index``."""
+        try:
+            return self._parse_record(data, index)
+        except FieldError as exc:
+            raise exc.located(file=self.file, record=index) from None
+        except RecursionError:
+            raise LoadError("nested too deeply to load", file=self.file, record=index) from None
+
+    def _parse_record(self, data: Any, index: int) -> Record:
+        obj = expect(data, dict, "")
+        domain = required(obj, "domain", str, "")
+        setup = self._setup_of(required(obj, "setup", dict, ""))
+        task = _embedded_task(present(obj, "task", ""), domain, self.trusted)
+        interactions = optional(obj, "interactions", list, "") or ()
+        runs: list[Run] = []
+        checked: list[Run] = []  # runs that may hold arguments that are not a JSON object
+        for i, run_data in enumerate(interactions):
+            flagged: list[bool] = []
+            run = _fast_run(run_data, i, flagged)
+            if run is None:
+                run = _parse_run(run_data, at("interactions", i), i)
+                flagged.append(True)
+            if flagged:
+                checked.append(run)
+            runs.append(run)
+        evaluations = []
+        for i, verdict_data in enumerate(optional(obj, "evaluations", list, "") or ()):
+            verdict = _fast_verdict(verdict_data)
+            evaluations.append(
+                verdict if verdict is not None else _parse_verdict(verdict_data, at("evaluations", i))
+            )
+        return Record(
+            file=self.file,
+            index=index,
+            domain=domain,
+            setup=setup,
+            task=task,
+            runs=tuple(runs),
+            evaluations=tuple(evaluations),
+            statistics=optional(obj, "statistics", dict, ""),
+            problems=_argument_problems(checked, self.file, index) if checked else (),
+            raw=obj,
+        )
+
+    def _setup_of(self, obj: dict[str, Any]) -> Setup:
+        # Every record of a file repeats the same setup; Setup is immutable, so one object serves all.
+        if not self.trusted:
+            return _parse_setup(obj, "setup")
+        key = orjson.dumps(obj)
+        if key != self._setup_key or self._setup is None:
+            self._setup = _parse_setup(obj, "setup")
+            self._setup_key = key
+        return self._setup
+
+
+# Tasks embedded in trajectory records, by domain and orjson bytes of the task object: the 903
+# published tasks recur in every file that ran them (14k records, ~2k distinct task objects), and
+# parsing a task (constraint trees, action graph) was the largest part of loading. Task objects are
+# immutable and their dictionaries are read-only by contract, so records share them.
+_TASK_MEMO_LIMIT = 4096
+_TASK_MEMO: dict[tuple[str, bytes], tuple[Any, Task]] = {}
+
+
+def _embedded_task(data: Any, domain: str, trusted: bool) -> Task:
+    key = None
+    if type(data) is dict:
+        try:
+            key = (domain, orjson.dumps(data))
+        except TypeError:  # not plain JSON data (integers beyond 64 bits, foreign types, too deep)
+            key = None
+        else:
+            hit = _TASK_MEMO.get(key)
+            if hit is not None and (trusted or hit[0] == data):
+                return hit[1]
+    task = parse_task_json(data, domain=domain, goal=None, index=None, field="task")
+    if key is not None:
+        if len(_TASK_MEMO) >= _TASK_MEMO_LIMIT:
+            _TASK_MEMO.clear()
+        _TASK_MEMO[key] = (data, task)
+    return task
 
 
 def detect_output_format(records: Iterable[Record]) -> OutputFormat:
@@ -171,10 +267,11 @@ def detect_output_format(records: Iterable[Record]) -> OutputFormat:
     One tuple-shaped output decides: in tuple files many outputs are not tuples anyway (exceptions,
     "tool not found", tools returning a bare value), while value files never hold one.
     """
+    match = _TUPLE_OUTPUT.match
     for record in records:
         for run in record.runs:
             for message in run.messages:
-                if message.is_tool and message.content is not None and is_tuple_output(message.content):
+                if message.sender is None and message.content is not None and match(message.content):
                     return "tuple"
     return "value"
 
@@ -198,13 +295,15 @@ def _error_reporter(keep_going: bool, on_error: ErrorHandler | None) -> ErrorHan
 
 def _records_of_file(path: Path, report: ErrorHandler) -> Iterator[Record]:
     try:
-        entries = _record_list(read_json(path), path)
+        with collector_paused():  # the decode only: records are built as the caller asks for them
+            entries = _record_list(read_json(path), path)
     except LoadError as error:
         report(error)
         return
+    decoder = FileDecoder(path, trusted=True)
     for index, entry in enumerate(entries):
         try:
-            record = record_from_json(entry, file=path, index=index)
+            record = decoder.record(entry, index)
         except LoadError as error:
             report(error)
             continue
@@ -219,31 +318,174 @@ def _record_list(data: Any, path: Path) -> list[Any]:
     return data
 
 
-def _parse_record(data: Any, file: Path | None, index: int) -> Record:
-    obj = expect(data, dict, "")
-    domain = required(obj, "domain", str, "")
-    setup = _parse_setup(required(obj, "setup", dict, ""), "setup")
-    task = parse_task_json(present(obj, "task", ""), domain=domain, goal=None, index=None, field="task")
-    runs = tuple(
-        _parse_run(run, at("interactions", i), i)
-        for i, run in enumerate(optional(obj, "interactions", list, "") or ())
-    )
-    evaluations = tuple(
-        _parse_verdict(verdict, at("evaluations", i))
-        for i, verdict in enumerate(optional(obj, "evaluations", list, "") or ())
-    )
-    return Record(
-        file=file,
-        index=index,
-        domain=domain,
-        setup=setup,
-        task=task,
-        runs=runs,
-        evaluations=evaluations,
-        statistics=optional(obj, "statistics", dict, ""),
-        problems=_argument_problems(runs, file, index),
+# -- fast paths ------------------------------------------------------------------------------------
+# Records are built millions of fields at a time, so well-formed input takes these paths: exact type
+# tests and no field paths spelled out. Anything unusual returns None and the validating parser
+# below builds the same object or raises the located error, so fast and slow paths cannot disagree.
+
+_ABSENT: Any = object()
+
+# The typed records are frozen slotted dataclasses, whose generated __init__ sets each field through
+# ``object.__setattr__`` (about twice the cost of the loader's own work per message). The fast paths
+# fill the slots directly through the slot descriptors instead: the same objects, equal in every way.
+_new = object.__new__
+_SET_SENDER, _SET_CONTENT, _SET_CALLS, _SET_CALL_ID, _SET_TOOL_NAME, _SET_EXTRA = (
+    Message.__dict__[name].__set__
+    for name in ("sender", "content", "tool_calls", "tool_call_id", "tool_name", "extra")
+)
+_SET_ID, _SET_NAME, _SET_TEXT, _SET_ARGUMENTS, _SET_ERROR = (
+    ToolCallRecord.__dict__[name].__set__
+    for name in ("id", "name", "arguments_text", "arguments", "arguments_error")
+)
+
+
+def _message(
+    sender: str | None,
+    content: str | None,
+    tool_calls: tuple[ToolCallRecord, ...],
+    tool_call_id: str | None,
+    tool_name: str | None,
+    extra: dict[str, Any],
+) -> Message:
+    """``Message(sender, content, tool_calls, tool_call_id, tool_name, extra)``, faster."""
+    message = _new(Message)
+    _SET_SENDER(message, sender)
+    _SET_CONTENT(message, content)
+    _SET_CALLS(message, tool_calls)
+    _SET_CALL_ID(message, tool_call_id)
+    _SET_TOOL_NAME(message, tool_name)
+    _SET_EXTRA(message, extra)
+    return message
+
+
+def _tool_call(
+    call_id: str | None, name: str, text: str, arguments: dict[str, Any] | None, error: str | None
+) -> ToolCallRecord:
+    """``ToolCallRecord(call_id, name, text, arguments, error)``, faster."""
+    call = _new(ToolCallRecord)
+    _SET_ID(call, call_id)
+    _SET_NAME(call, name)
+    _SET_TEXT(call, text)
+    _SET_ARGUMENTS(call, arguments)
+    _SET_ERROR(call, error)
+    return call
+
+
+def _fast_run(data: Any, index: int, flagged: list[bool]) -> Run | None:
+    """The run, or None; a call whose arguments are not a JSON object appends to ``flagged``."""
+    if type(data) is not dict:
+        return None
+    messages = data.get("interaction")
+    prompt = data.get("prompt")
+    database = data.get("database")
+    if type(messages) is not list or type(prompt) is not str or type(database) is not dict:
+        return None
+    parsed = []
+    for message in messages:
+        built = _fast_message(message, flagged)
+        if built is None:
+            return None
+        parsed.append(built)
+    return Run(index, prompt, tuple(parsed), database)
+
+
+def _fast_message(obj: Any, flagged: list[bool]) -> Message | None:
+    if type(obj) is not dict:
+        return None
+    sender = obj.get("sender", _ABSENT)
+    content = obj.get("content")
+    if sender is _ABSENT:  # a tool output
+        tool_name = obj.get("tool_name")
+        call_id = obj.get("tool_call_id")
+        if (
+            type(content) is not str
+            or type(tool_name) is not str
+            or (call_id is not None and type(call_id) is not str)
+        ):
+            return None
+        return _message(None, content, (), call_id, tool_name, {})
+    if type(sender) is not str or (content is not None and type(content) is not str):
+        return None
+    calls = obj.get("tool_calls")
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    if calls is not None:
+        if type(calls) is not list:
+            return None
+        if calls:
+            built = []
+            for call in calls:
+                record = _fast_call(call, flagged)
+                if record is None:
+                    return None
+                built.append(record)
+            tool_calls = tuple(built)
+    extra = {
+        key: value for key, value in obj.items() if value is not None and key not in _CHAT_MESSAGE_FIELDS
+    }
+    return _message(sender, content, tool_calls, None, None, extra)
+
+
+def _fast_call(obj: Any, flagged: list[bool]) -> ToolCallRecord | None:
+    if type(obj) is not dict:
+        return None
+    function = obj.get("function")
+    call_id = obj.get("id")
+    if type(function) is not dict or (call_id is not None and type(call_id) is not str):
+        return None
+    name = function.get("name")
+    text = function.get("arguments")
+    if type(name) is not str or type(text) is not str:
+        return None
+    try:
+        arguments = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        arguments = None
+    if type(arguments) is dict:
+        return _tool_call(call_id, name, text, arguments, None)
+    # Not a JSON object: the validating path's reading (Python's json, the error wording).
+    decoded, error = _decode_arguments(text)
+    if error is not None:
+        flagged.append(True)
+    return _tool_call(call_id, name, text, decoded, error)
+
+
+def _fast_verdict(obj: Any) -> RecordedVerdict | None:
+    if type(obj) is not dict:
+        return None
+    flags = []
+    for name in _VERDICT_FLAGS_AND_SHOULD_SUCCEED:
+        value = obj.get(name)
+        if type(value) is not bool:
+            if type(value) is not int or (value != 0 and value != 1):
+                return None
+            value = value == 1
+        flags.append(value)
+    goal = obj.get("user_goal")
+    messages = obj.get("num_messages")
+    function_calls = obj.get("num_function_calls")
+    if type(goal) is not str or type(messages) is not int or type(function_calls) is not int:
+        return None
+    current = "num_constraints" in obj or "num_constraints_expanded" in obj
+    constraints = expanded = None
+    if current:
+        constraints = obj.get("num_constraints")
+        expanded = obj.get("num_constraints_expanded")
+        if type(constraints) is not int or type(expanded) is not int:
+            return None
+    return RecordedVerdict(
+        layout=VerdictLayout.CURRENT if current else VerdictLayout.LEGACY,
+        user_goal=goal,
+        action_should_succeed=flags[-1],
+        num_messages=messages,
+        num_function_calls=function_calls,
+        num_constraints=constraints,
+        num_constraints_expanded=expanded,
         raw=obj,
+        **dict(zip(_VERDICT_FLAGS, flags, strict=False)),
     )
+
+
+# -- the validating parser -------------------------------------------------------------------------
 
 
 def _parse_setup(obj: dict[str, Any], field: str) -> Setup:
@@ -342,7 +584,7 @@ def _decode_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _argument_problems(runs: tuple[Run, ...], file: Path | None, index: int) -> tuple[LoadError, ...]:
+def _argument_problems(runs: Iterable[Run], file: Path | None, index: int) -> tuple[LoadError, ...]:
     problems = []
     for run in runs:
         for position, message in enumerate(run.messages):
