@@ -158,6 +158,16 @@ class _Evaluating:
     # Each system says how a tool-named constraint is evaluated: always on the lenient system.
     _invoke_lenient: Callable[[str, Mapping[str, Any]], Any]
 
+    def close(self) -> None:
+        """Break the system's reference cycle (system -> context -> call-back -> system).
+
+        Reference counting then frees a finished system at once instead of leaving its database
+        for the cyclic collector. The system must not be used afterwards.
+        """
+        for part in (self, getattr(self, "lenient", None)):
+            if part is not None:
+                part.ctx.call = None  # type: ignore[assignment]
+
 
 class LenientSystem(_Evaluating):
     """The system an agent talks to: executes every call, enforcing only innate checks.

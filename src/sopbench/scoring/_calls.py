@@ -195,18 +195,5 @@ def environment_outcomes(
             outcomes[answer] = succeeded(system.invoke(name, fresh(call.arguments)))
         except Exception:  # noqa: BLE001 - as execute: a failing call is an unsuccessful one
             outcomes[answer] = False
-    release(system)
+    system.close()
     return outcomes
-
-
-def release(system: Any) -> None:
-    """Break a finished system's reference cycle so that reference counting frees it at once.
-
-    A system reaches itself through its context's call-back (system -> ctx -> bound method ->
-    system), so each scored run left a copied database for the cyclic collector, which then ran
-    thousands of times per benchmark. Call only when the system is no longer used.
-    """
-    for part in (system, getattr(system, "lenient", None)):
-        context = getattr(part, "ctx", None)
-        if context is not None:
-            context.call = None

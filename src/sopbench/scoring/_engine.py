@@ -40,7 +40,6 @@ from ._calls import (
     executed_calls,
     not_found_text,
     published_calls,
-    release,
 )
 from ._graphcheck import STATUS_ERROR, STATUS_NOT_REPLAYED, STATUS_REPLAYED, GraphCheck
 from ._protocol import Protocol
@@ -248,7 +247,7 @@ class _RunScorer:
         justified = None
         if justify_refusal and not should:
             justified = success and self._refusal_revealed(calls, succeeded, replay.oracle)
-        release(replay.oracle)
+        replay.oracle.close()
         return Outcome(verdict, explanations, justified)
 
     def _executed(self) -> list[tuple[ToolCallRecord, int]]:
