@@ -15,16 +15,29 @@ before each baseline trajectory and put back afterwards, so the baseline never p
 and the scorer never loses them. Loading time includes freeing the previous file's records
 (replaced once the next file is loaded).
 
+With ``--original DIR`` (a checkout of the published code, github.com/Leezekun/SOPBench; it needs
+only the standard library) the published evaluator itself is the baseline: each file is also read
+the way its evaluation script read it (the standard library's ``json``), and every N-th run is
+scored by its ``evaluator_function_directed_graph`` after the script's own preparation of the
+calls (each message's first call, its arguments and its output read as Python). Those per-run
+times, and the file reading spread over the file's runs, give the ratios that the speed target is
+about; how often the original's verdict agrees with the compat protocol's is printed beside them.
+
 The last line divides the published evaluator's ~8.5 ms per trajectory (a figure from
-../shared/sopbench/README.md, not measured here) by the per-run times measured here.
+../shared/sopbench/README.md, measured on another machine) by the per-run times measured here.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import gzip
+import importlib
+import json
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from sopbench.domains import _derive, get_domain
 from sopbench.domains._derive import default_dependencies
@@ -71,6 +84,71 @@ def baseline_score(record, run_index: int, output_format: str) -> None:
     _engine.score_record_run(record, run_index, SOPBENCH, tables, output_format)
 
 
+class OriginalEvaluator:
+    """The published evaluator, imported from a checkout of its repository (never copied here)."""
+
+    NO_CALL_NAMES = ("n/a", "na", "none", "null")  # names its evaluation script dropped before scoring
+
+    def __init__(self, checkout: Path) -> None:
+        if not (checkout / "env" / "evaluator.py").is_file():
+            raise SystemExit(
+                f"--original {checkout}: no env/evaluator.py (expected a checkout of Leezekun/SOPBench)"
+            )
+        sys.path.insert(0, str(checkout))
+        self.evaluate = importlib.import_module("env.evaluator").evaluator_function_directed_graph
+        self.load_s = self.score_s = 0.0
+        self.runs = self.agree = self.crashes = 0
+
+    def load(self, path: Path) -> list[dict[str, Any]]:
+        """The file as its evaluation script read it (``json`` from the standard library), timed."""
+        start = time.perf_counter()
+        data = path.read_bytes()
+        records = json.loads(gzip.decompress(data) if path.name.endswith(".gz") else data) or []
+        self.load_s += time.perf_counter() - start
+        return records
+
+    def score(self, record: dict[str, Any], run_index: int, ours: bool) -> None:
+        """One run, prepared and judged as the published evaluation script did; timed."""
+        log = record["interactions"][run_index]
+        start = time.perf_counter()
+        messages = log["interaction"]
+        calls = []
+        for position in range(len(messages) - 1):
+            tool_calls = messages[position].get("tool_calls") or []
+            kept = [call for call in tool_calls if call["function"]["name"].lower() not in self.NO_CALL_NAMES]
+            if kept:
+                calls.append(
+                    {
+                        "tool_name": messages[position + 1]["tool_name"],
+                        "arguments": _python_or_text(kept[0]["function"]["arguments"]),
+                        "content": _python_or_text(messages[position + 1]["content"]),
+                    }
+                )
+        try:
+            result = self.evaluate(
+                domain_str=record["domain"],
+                task=record["task"],
+                log_msg_fcall=messages,
+                func_calls=calls,
+                results={"final_database": log["database"]},
+                default_constraint_option="full",
+            )
+        except Exception:  # noqa: BLE001 - the published evaluator crashes on some runs; counted
+            result = None
+            self.crashes += 1
+        self.score_s += time.perf_counter() - start
+        self.runs += 1
+        self.agree += result is not None and bool(result.get("success")) == ours
+
+
+def _python_or_text(text: Any) -> Any:
+    """How the published script read arguments and outputs: as a Python literal when possible."""
+    try:
+        return eval(text)  # noqa: S307 - the published behaviour being timed
+    except Exception:  # noqa: BLE001
+        return text
+
+
 class KeptCaches:
     """What the scorer keeps across files, saved before the baseline empties it and put back after."""
 
@@ -94,7 +172,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default=str(DEFAULT_DIR))
     parser.add_argument("--baseline-every", type=int, default=10, help="time the baseline on every N-th run")
+    parser.add_argument(
+        "--original", type=Path, help="a checkout of Leezekun/SOPBench: time its evaluator as the baseline"
+    )
     args = parser.parse_args()
+    original = OriginalEvaluator(args.original) if args.original else None
 
     load_s = compat_s = sound_s = baseline_s = 0.0
     runs = baseline_runs = files = 0
@@ -107,10 +189,13 @@ def main() -> None:
         files += 1
         pairs = [(record, index) for record in records for index in range(len(record.runs))]
         runs += len(pairs)
+        compat_success: list[bool] = []
         for protocol in (SOPBENCH, SOUND):
             start = time.perf_counter()
             for record, index in pairs:
-                score_run(record, index, protocol, output_format=fmt)
+                scored = score_run(record, index, protocol, output_format=fmt)
+                if protocol is SOPBENCH:
+                    compat_success.append(scored.verdict["success"])
             elapsed = time.perf_counter() - start
             if protocol is SOPBENCH:
                 compat_s += elapsed
@@ -124,6 +209,12 @@ def main() -> None:
         baseline_s += time.perf_counter() - start
         baseline_runs += len(sample)
         kept.restore()
+        if original is not None:
+            raw = original.load(path)
+            for position in range(0, len(pairs), args.baseline_every):
+                record, index = pairs[position]
+                original.score(raw[record.index], index, compat_success[position])
+            del raw
 
     def per_run(seconds: float, count: int = runs) -> float:
         return seconds / count * 1000 if count else float("nan")
@@ -143,6 +234,20 @@ def main() -> None:
         f"ratio baseline / compat: {baseline_ms / compat_ms:.1f}x scoring, {(baseline_ms + per_run(load_s)) / compat_load_ms:.1f}x with loading"
     )
     sound_ms, sound_load_ms = per_run(sound_s), per_run(sound_s + load_s)
+    if original is not None:
+        original_ms = per_run(original.score_s, original.runs)
+        original_load_ms = per_run(original.load_s)
+        print(
+            f"original evaluator ({original.runs} runs): scoring {original_ms:.3f} ms/run, "
+            f"its loading {original_load_ms:.3f} ms/run; {original.crashes} crashed; "
+            f"success agrees with compat on {original.agree}/{original.runs}"
+        )
+        print(
+            f"ratio original / compat: {original_ms / compat_ms:.1f}x scoring, "
+            f"{(original_ms + original_load_ms) / compat_load_ms:.1f}x with loading; "
+            f"/ sound: {original_ms / sound_ms:.1f}x scoring, "
+            f"{(original_ms + original_load_ms) / sound_load_ms:.1f}x with loading"
+        )
     print(
         f"ratio published figure ({PUBLISHED_MS_PER_RUN} ms/run, not measured here) / compat: "
         f"{PUBLISHED_MS_PER_RUN / compat_ms:.1f}x scoring, {PUBLISHED_MS_PER_RUN / compat_load_ms:.1f}x with loading"
