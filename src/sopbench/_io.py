@@ -21,11 +21,13 @@ import orjson
 
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
     from isal import igzip as _gzip
+    from isal import isal_zlib as _zlib
     from isal.isal_zlib import error as _isal_error
 
     _GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error, _isal_error)
 except ImportError:  # the optional fast path: the standard library reads the same files
     _gzip = gzip  # type: ignore[assignment]
+    _zlib = zlib  # type: ignore[assignment]
     _GZIP_ERRORS = (EOFError, OSError, zlib.error)
 
 StrPath: TypeAlias = str | PathLike[str]
@@ -108,9 +110,24 @@ def read_bytes(path: StrPath) -> bytes:
     if data[:2] != GZIP_MAGIC:
         return data
     try:
-        return _gzip.decompress(data)
+        return _gunzip(data)
     except _GZIP_ERRORS as exc:  # BadGzipFile is an OSError; truncation is EOFError
         raise LoadError(f"truncated or corrupt gzip data ({exc})", file=path) from None
+
+
+def _gunzip(data: bytes) -> bytes:
+    """``gzip.decompress(data)``; a file of one whole gzip member takes a third less time."""
+    try:
+        # One zlib stream with the gzip wrapper (which checks the CRC and length), without the
+        # member loop of gzip.decompress.
+        stream = _zlib.decompressobj(wbits=31)
+        out = stream.decompress(data)
+        if stream.eof and not stream.unused_data.strip(b"\0"):
+            return out
+    except _GZIP_ERRORS:
+        pass
+    # Several members, trailing data, truncation or corruption: gzip's own reading and errors.
+    return _gzip.decompress(data)
 
 
 @contextmanager

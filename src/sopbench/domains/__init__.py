@@ -18,6 +18,7 @@ from ._mechanism import (
     ToolSpec,
     canonical_json,
     parameters_schema,
+    parse_time,
 )
 from ._registry import domain_names, get_domain, register_domain
 from ._system import (
@@ -54,6 +55,7 @@ __all__ = [
     "get_domain",
     "parameters_schema",
     "parse_arguments",
+    "parse_time",
     "register_domain",
     "succeeded",
     "tool_not_found",

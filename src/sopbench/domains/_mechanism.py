@@ -21,7 +21,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +283,22 @@ class Domain:
 def canonical_json(database: Any) -> bytes:
     """A canonical byte form for comparing databases (sorted keys; 1 and 1.0 kept distinct)."""
     return orjson.dumps(database, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def parse_time(text: Any, fmt: str) -> datetime:
+    """``datetime.strptime(text, fmt)``, memoised for text: scoring reads the same dates thousands of times.
+
+    Anything that is not a string goes to ``strptime`` itself, so the error (the text an agent sees
+    for a bad argument) is the interpreter's own; failures are never memoised.
+    """
+    if type(text) is str:
+        return _parse_time_text(text, fmt)
+    return datetime.strptime(text, fmt)
+
+
+@lru_cache(maxsize=8192)
+def _parse_time_text(text: str, fmt: str) -> datetime:
+    return datetime.strptime(text, fmt)  # datetimes are immutable: one object can serve every caller
 
 
 def _names(expr: Expr | None) -> list[str]:

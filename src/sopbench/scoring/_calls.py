@@ -22,7 +22,7 @@ class PublishedCrash(Exception):
     """The published evaluator raises on this run (so it has no published verdict)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every call of every run, and never changed after
 class ScoredCall:
     """One call as a protocol scores it."""
 

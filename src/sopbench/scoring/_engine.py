@@ -147,13 +147,14 @@ class _RunScorer:
         key = self._memo_key(calls, needs_environment, justify_refusal)
         if key is not None:
             hit = _OUTCOMES.get(key)
-            if hit is not None and hit[0] is self.task and hit[1] is self.tables:
-                return _copy(hit[2])
+            database = self.run.final_database
+            if hit is not None and hit[0] is self.task and hit[1] is self.tables and hit[2] == database:
+                return _copy(hit[3])
         outcome = self._score(calls, needs_environment, justify_refusal)
         if key is not None:
             if len(_OUTCOMES) >= _OUTCOME_LIMIT:
                 _OUTCOMES.clear()
-            _OUTCOMES[key] = (self.task, self.tables, _copy(outcome))
+            _OUTCOMES[key] = (self.task, self.tables, self.run.final_database, _copy(outcome))
         return outcome
 
     def _memo_key(
@@ -173,7 +174,7 @@ class _RunScorer:
                     (call.name, call.arguments_text, dump(call.arguments), messages[answer].content, answer)
                     for call, answer in self._executed()
                 )
-            database = dump(self.run.final_database)
+            database = _database_key(self.run.final_database)
         except ValueError:  # not plain data (marshal takes only built-in types) or too deep
             return None
         return (
@@ -556,8 +557,18 @@ def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
 # or modes, agents that refuse at once, ...), so verdicts are kept by that content. The content is
 # compared exactly: ``marshal`` bytes tell 1 from 1.0 from True and lists from tuples, and keep the
 # order of keys. Task and tables are compared by identity (the loader shares equal tasks).
+# The final database, the largest part, is keyed by its orjson bytes (keys in order; 1, 1.0 and true
+# apart), three times faster than marshal; what those bytes blur (NaN and null, tuples and lists)
+# Python's equality tells apart, so a hit also needs the kept database to equal this one.
 _OUTCOME_LIMIT = 32768
-_OUTCOMES: dict[tuple[Any, ...], tuple[Any, DomainTables, Outcome]] = {}
+_OUTCOMES: dict[tuple[Any, ...], tuple[Any, DomainTables, Any, Outcome]] = {}
+
+
+def _database_key(database: Any) -> bytes:
+    try:
+        return orjson.dumps(database)
+    except TypeError:  # non-string keys, integers beyond 64 bits, foreign types: marshal or nothing
+        return b"marshal:" + marshal.dumps(database)
 
 
 def _copy(outcome: Outcome) -> Outcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN
 from .tools import nights_of_stay, parse_day
@@ -29,7 +29,7 @@ def bookings(ctx: Context) -> dict[str, Any]:
 
 def at_time_of_day(day: str, clock: str) -> datetime:
     """``day`` at ``clock`` (``HH:MM``, as the constraint parameters give times)."""
-    return datetime.strptime(f"{day}T{clock}:00", TIMESTAMP_FORMAT)
+    return parse_time(f"{day}T{clock}:00", TIMESTAMP_FORMAT)
 
 
 def nights(check_in_date: str, check_out_date: str) -> int:
@@ -171,7 +171,7 @@ def has_overlapping_booking_for_modification(
     "It is less than {modification_deadline_hours} hours before check-in ({check_in_time}) on {check_in_date}.",
 )
 def before_modification_deadline(ctx: Context, check_in_date: str) -> bool:
-    current = datetime.strptime(now(ctx), TIMESTAMP_FORMAT)
+    current = parse_time(now(ctx), TIMESTAMP_FORMAT)
     deadline = at_time_of_day(check_in_date, ctx.params["check_in_time"]) - timedelta(
         hours=ctx.params["modification_deadline_hours"]
     )
@@ -257,7 +257,7 @@ def valid_identification(ctx: Context, identification: dict) -> bool:
 def after_check_in_time(ctx: Context) -> bool:
     interaction_time = now(ctx)
     threshold = at_time_of_day(interaction_time.split("T")[0], ctx.params["check_in_time"])
-    return datetime.strptime(interaction_time, TIMESTAMP_FORMAT) >= threshold
+    return parse_time(interaction_time, TIMESTAMP_FORMAT) >= threshold
 
 
 @DOMAIN.check(
@@ -267,7 +267,7 @@ def after_check_in_time(ctx: Context) -> bool:
 def before_check_out_time(ctx: Context) -> bool:
     interaction_time = now(ctx)
     threshold = at_time_of_day(interaction_time.split("T")[0], ctx.params["check_out_time"])
-    return datetime.strptime(interaction_time, TIMESTAMP_FORMAT) <= threshold
+    return parse_time(interaction_time, TIMESTAMP_FORMAT) <= threshold
 
 
 @DOMAIN.check(
@@ -365,9 +365,9 @@ def within_room_service_order_daily_limit(ctx: Context, guest_name: str, room_id
     "It is now outside room-service hours ({room_service_start} to {room_service_end}).",
 )
 def within_room_service_hours(ctx: Context) -> bool:
-    clock = datetime.strptime(now(ctx).split("T")[1], "%H:%M:%S").time()
-    start = datetime.strptime(ctx.params["room_service_start"], "%H:%M").time()
-    end = datetime.strptime(ctx.params["room_service_end"], "%H:%M").time()
+    clock = parse_time(now(ctx).split("T")[1], "%H:%M:%S").time()
+    start = parse_time(ctx.params["room_service_start"], "%H:%M").time()
+    end = parse_time(ctx.params["room_service_end"], "%H:%M").time()
     return start <= clock <= end
 
 

@@ -43,7 +43,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sopbench.domains import READ, WRITE, Context
+from sopbench.domains import READ, WRITE, Context, parse_time
 
 from . import DOMAIN
 
@@ -56,7 +56,7 @@ NEW_MEMBER_TIER = "silver"
 
 
 def parse_day(text: str) -> datetime:
-    return datetime.strptime(text, DAY_FORMAT)
+    return parse_time(text, DAY_FORMAT)
 
 
 def nights_of_stay(first_night: datetime, count: int) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN
 
@@ -90,7 +90,7 @@ def amount_positive_restr(ctx: Context, amount: Any) -> bool:
 
 def _to_date(ctx: Context, human_date: Any) -> datetime:
     iso = ctx.call("internal_convert_human_date_to_iso", date_string=human_date)[1]
-    return datetime.strptime(iso, "%Y-%m-%d")
+    return parse_time(iso, "%Y-%m-%d")
 
 
 @DOMAIN.check('The user "{username}" has a membership that expires today or later.',

@@ -35,7 +35,7 @@ import string
 from datetime import datetime, timedelta
 from typing import Any
 
-from sopbench.domains import READ, WRITE, Context
+from sopbench.domains import READ, WRITE, Context, parse_time
 
 from . import DOMAIN
 
@@ -50,7 +50,7 @@ def human_to_iso(date_string: Any) -> str:
     """``"October 10th, 2024"`` -> ``"2024-10-10"``; any other text raises ``ValueError``."""
     cleaned = _ORDINAL_SUFFIX.sub(r"\1", date_string)
     try:
-        return datetime.strptime(cleaned, "%B %d, %Y").strftime("%Y-%m-%d")
+        return parse_time(cleaned, "%B %d, %Y").strftime("%Y-%m-%d")
     except ValueError as exc:
         raise ValueError(f"Invalid date format: {date_string}") from exc
 
@@ -58,7 +58,7 @@ def human_to_iso(date_string: Any) -> str:
 def iso_to_human(iso_date: Any) -> str:
     """``"2024-10-01"`` -> ``"October 1st, 2024"`` (11th, 12th, 13th keep "th")."""
     try:
-        parsed = datetime.strptime(iso_date, "%Y-%m-%d")
+        parsed = parse_time(iso_date, "%Y-%m-%d")
     except ValueError as exc:
         raise ValueError(f"Invalid ISO date format: {iso_date}") from exc
     day = parsed.day
@@ -73,7 +73,7 @@ def _day_suffix(day: int) -> str:
 
 def _as_datetime(human_date: Any) -> datetime:
     # Through the ISO text, as the published code does, so that odd dates fail the same way.
-    return datetime.strptime(human_to_iso(human_date), "%Y-%m-%d")
+    return parse_time(human_to_iso(human_date), "%Y-%m-%d")
 
 
 def _days_after(human_date: Any, days: Any) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN
 from .state import DATE_FORMAT, INTERACTION_TIME_FORMAT, SESSION_USER
@@ -150,7 +150,7 @@ def _order(ctx: Context, username: str, order_id: str) -> Any:
 
 def _interaction_time(ctx: Context) -> datetime:
     _, now = ctx.call("internal_get_interaction_time")
-    return datetime.strptime(now, INTERACTION_TIME_FORMAT)
+    return parse_time(now, INTERACTION_TIME_FORMAT)
 
 
 @DOMAIN.check(
@@ -189,7 +189,7 @@ def order_processing(ctx: Context, username: str, order_id: str) -> bool:
 
 def _placed_within(ctx: Context, username: str, order_id: str, days: int) -> bool:
     # The order is read before the clock, so a missing order fails before the time lookup.
-    placed = datetime.strptime(_order(ctx, username, order_id)["order_placed_date"], DATE_FORMAT)
+    placed = parse_time(_order(ctx, username, order_id)["order_placed_date"], DATE_FORMAT)
     return _interaction_time(ctx) - placed <= timedelta(days=days)
 
 
@@ -268,7 +268,7 @@ def coupon_not_already_used(ctx: Context, username: str, coupon_code: str) -> bo
 def coupon_not_expired(ctx: Context, coupon_code: str) -> bool:
     _, coupon = ctx.call("internal_get_coupon_details", coupon_code=coupon_code)
     now = _interaction_time(ctx)
-    return datetime.strptime(coupon["expiration_date"], DATE_FORMAT) > now
+    return parse_time(coupon["expiration_date"], DATE_FORMAT) > now
 
 
 @DOMAIN.check(

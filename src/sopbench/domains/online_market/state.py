@@ -8,10 +8,11 @@ missing or mistyped fields are reported with their path.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
+
+from sopbench.domains._mechanism import parse_time
 
 # The formats the time-based checks parse; a database with other formats could not be checked.
 INTERACTION_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
@@ -85,7 +86,7 @@ class Coupon(_Record):
     @field_validator("expiration_date")
     @classmethod
     def _parsable_date(cls, value: str) -> str:
-        datetime.strptime(value, DATE_FORMAT)
+        parse_time(value, DATE_FORMAT)
         return value
 
 
@@ -98,7 +99,7 @@ class OnlineMarketDatabase(_Record):
     @field_validator("interaction_time")
     @classmethod
     def _parsable_time(cls, value: str) -> str:
-        datetime.strptime(value, INTERACTION_TIME_FORMAT)
+        parse_time(value, INTERACTION_TIME_FORMAT)
         return value
 
 
