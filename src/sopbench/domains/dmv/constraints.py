@@ -14,14 +14,14 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN
 from .state import DATE_FORMAT, TIME_FORMAT
 
 
 def _now(ctx: Context) -> datetime:
-    return datetime.strptime(ctx.call("internal_get_interaction_time")[1], TIME_FORMAT)
+    return parse_time(ctx.call("internal_get_interaction_time")[1], TIME_FORMAT)
 
 
 def _vehicle(ctx: Context, username: str, plate_num: str) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def _test(ctx: Context, username: str, test_type: str) -> dict[str, Any]:
 
 
 def _within_window(today: date, last_day_text: str, window_days: int) -> bool:
-    last_day = datetime.strptime(last_day_text, DATE_FORMAT).date()
+    last_day = parse_time(last_day_text, DATE_FORMAT).date()
     return last_day - timedelta(days=window_days) <= today <= last_day
 
 
@@ -131,7 +131,7 @@ def within_dl_renewal_period(ctx: Context, username: str) -> bool:
 )
 def above_minimum_age(ctx: Context, username: str) -> bool:
     now = _now(ctx)
-    birthday = datetime.strptime(ctx.call("internal_get_user_birthday", username=username)[1], DATE_FORMAT)
+    birthday = parse_time(ctx.call("internal_get_user_birthday", username=username)[1], DATE_FORMAT)
     age = now.year - birthday.year
     if (now.month, now.day) < (birthday.month, birthday.day):
         age -= 1  # this year's birthday is still to come
@@ -182,7 +182,7 @@ def within_attempt_limit(ctx: Context, username: str, test_type: str) -> bool:
 )
 def before_test_date(ctx: Context, username: str, test_type: str) -> bool:
     now = _now(ctx)
-    return now < datetime.strptime(_test(ctx, username, test_type)["scheduled_time"], TIME_FORMAT)
+    return now < parse_time(_test(ctx, username, test_type)["scheduled_time"], TIME_FORMAT)
 
 
 # ---- constraints that are tools ---------------------------------------------------------------------

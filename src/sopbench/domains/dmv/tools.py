@@ -29,10 +29,10 @@ repeatable with a fixed ``PYTHONHASHSEED``.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from sopbench.domains import READ, WRITE, Context
+from sopbench.domains import READ, WRITE, Context, parse_time
 
 from . import DOMAIN, LICENCE_NUMBER_OPTION
 from .state import DATE_FORMAT, TIME_FORMAT
@@ -150,7 +150,7 @@ def validate_vehicle_insurance(ctx: Context, username: str, plate_num: str):
 )
 def renew_vehicle(ctx: Context, username: str, plate_num: str):
     vehicle = _vehicles(ctx, username)[plate_num]
-    renewed = datetime.strptime(vehicle["reg_date"], DATE_FORMAT) + timedelta(days=365)
+    renewed = parse_time(vehicle["reg_date"], DATE_FORMAT) + timedelta(days=365)
     vehicle["reg_date"] = renewed.strftime(DATE_FORMAT)
     return True, vehicle["reg_date"]
 
@@ -203,7 +203,7 @@ def change_dl_address(ctx: Context, username: str, address_new: str):
 )
 def renew_dl(ctx: Context, username: str):
     licence = _accounts(ctx)[username]["driver_license"]
-    expires = datetime.strptime(licence["exp_date"], DATE_FORMAT)
+    expires = parse_time(licence["exp_date"], DATE_FORMAT)
     licence["exp_date"] = expires.replace(year=expires.year + 5).strftime(DATE_FORMAT)
     return True, licence["exp_date"]
 
@@ -262,9 +262,9 @@ def update_test_status(
 
 
 def _issue_licence(ctx: Context, username: str, legal_name: str | None) -> None:
-    now = datetime.strptime(ctx.db["interaction_time"], TIME_FORMAT)
+    now = parse_time(ctx.db["interaction_time"], TIME_FORMAT)
     account = _accounts(ctx)[username]
-    birthday = datetime.strptime(account["birthday"], DATE_FORMAT).date()
+    birthday = parse_time(account["birthday"], DATE_FORMAT).date()
     # Two steps, as published: this year's birthday first (a 29 February birthday fails here in a
     # non-leap year), then five years on.
     birthday_this_year = birthday.replace(year=now.year)

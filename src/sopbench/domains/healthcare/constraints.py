@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN
 
@@ -43,7 +43,7 @@ def _read(ctx: Context, tool: str, **arguments: Any) -> Any:
 
 
 def _now(ctx: Context) -> datetime:
-    return datetime.strptime(_read(ctx, "internal_get_interaction_time"), INTERACTION_TIME)
+    return parse_time(_read(ctx, "internal_get_interaction_time"), INTERACTION_TIME)
 
 
 # ---- session ---------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ def appointment_date_valid(ctx: Context, appointment_date: str) -> bool:
     now = _now(ctx)
     for layout in APPOINTMENT_DATE_LAYOUTS:
         try:
-            when = datetime.strptime(appointment_date, layout)
+            when = parse_time(appointment_date, layout)
         except ValueError:  # only a layout mismatch moves on; a non-text date raises TypeError
             continue
         # The day counts, not the hour: an appointment later today is compared at midnight.
@@ -141,7 +141,7 @@ def policy_inactive(ctx: Context, username: str) -> bool:
     "The policy of {username} was enrolled more than {enrollment_period} days ago.",
 )
 def within_enrollment_period(ctx: Context, username: str) -> bool:
-    enrolled = datetime.strptime(
+    enrolled = parse_time(
         _read(ctx, "get_policy_details", username=username)["enrollment_date"], STORED_DATE
     )
     return (_now(ctx) - enrolled) <= timedelta(days=ctx.params["enrollment_period"])
@@ -220,7 +220,7 @@ def claim_status_denied(ctx: Context, username: str, claim_id: str) -> bool:
 )
 def within_appeal_period(ctx: Context, username: str, claim_id: str) -> bool:
     claim = _read(ctx, "get_claim_details", username=username, claim_id=claim_id)
-    filed = datetime.strptime(claim["claim_date"], STORED_DATE)
+    filed = parse_time(claim["claim_date"], STORED_DATE)
     return (_now(ctx) - filed) <= timedelta(days=ctx.params["appeal_period"])
 
 

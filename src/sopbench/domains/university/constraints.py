@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sopbench.domains import Context
+from sopbench.domains import Context, parse_time
 
 from . import DOMAIN, EMPTY_MAJOR_RESTRICTION_IS_OPEN
 
@@ -123,8 +123,8 @@ def _schedules_overlap(first: Mapping[str, Any], second: Mapping[str, Any]) -> b
     # ``first["days"]`` is read up front, ``second["days"]`` only if ``first`` has a day (as published).
     if not any(day in second["days"] for day in first["days"]):
         return False
-    first_start, first_end = [datetime.strptime(t, "%H:%M") for t in first["time"].split("-")]
-    second_start, second_end = [datetime.strptime(t, "%H:%M") for t in second["time"].split("-")]
+    first_start, first_end = [parse_time(t, "%H:%M") for t in first["time"].split("-")]
+    second_start, second_end = [parse_time(t, "%H:%M") for t in second["time"].split("-")]
     return first_start < second_end and second_start < first_end
 
 
