@@ -1,6 +1,6 @@
 """Score every dev trajectory under both protocols and compare with a per-trajectory baseline.
 
-    .venv/bin/python benchmarks/score_all.py [TRAJECTORY_DIR] [--baseline-every N]
+    .venv/bin/python benchmarks/score_all.py [TRAJECTORY_DIR] [--baseline-every N] [--original DIR]
     env time -v .venv/bin/python benchmarks/score_all.py      # peak memory ("Maximum resident set size")
 
 Files are streamed one at a time (read, scored under compat and sound, then dropped). The baseline
@@ -25,7 +25,9 @@ times, and the file reading spread over the file's runs, give the ratios that th
 about; how often the original's verdict agrees with the compat protocol's is printed beside them.
 
 The last line divides the published evaluator's ~8.5 ms per trajectory (a figure from
-../shared/sopbench/README.md, measured on another machine) by the per-run times measured here.
+../shared/sopbench/README.md, measured on another machine) by the per-run times measured here. It
+is only a hint: the ratios to the original measured in the same run are the ones to quote, since
+the two machines differ (ours ran the original at 15-23 ms per trajectory).
 """
 
 from __future__ import annotations

@@ -29,3 +29,16 @@ def test_equal_runs_get_equal_verdicts_and_numbers_keep_their_type() -> None:
     assert verdict(record(task, steps), SOUND) == first  # a hit: the same verdict
     assert first["database"] is True
     assert verdict(record(task, steps, final_db=as_int), SOUND)["database"] is False  # 1000 is not 1000.0
+
+
+def test_a_kept_verdict_is_not_reused_for_nan_that_json_writes_as_null() -> None:
+    # orjson writes NaN as null: a database with NaN where the oracle's has null must still differ
+    # under the compat protocol's Python equality, even after the null version was scored.
+    with_null = copy.deepcopy(BANK_DB)
+    with_null["accounts"]["alice"]["note"] = None
+    with_nan = copy.deepcopy(with_null)
+    with_nan["accounts"]["alice"]["note"] = float("nan")
+    task = task_json("bank", "get_account_balance", LOGIN, False, with_null)
+    steps = [login()]
+    assert verdict(record(task, steps, final_db=copy.deepcopy(with_null)), SOPBENCH)["database_match"] is True
+    assert verdict(record(task, steps, final_db=with_nan), SOPBENCH)["database_match"] is False

@@ -147,14 +147,13 @@ class _RunScorer:
         key = self._memo_key(calls, needs_environment, justify_refusal)
         if key is not None:
             hit = _OUTCOMES.get(key)
-            database = self.run.final_database
-            if hit is not None and hit[0] is self.task and hit[1] is self.tables and hit[2] == database:
-                return _copy(hit[3])
+            if hit is not None and hit[0] is self.task and hit[1] is self.tables:
+                return _copy(hit[2])
         outcome = self._score(calls, needs_environment, justify_refusal)
         if key is not None:
             if len(_OUTCOMES) >= _OUTCOME_LIMIT:
                 _OUTCOMES.clear()
-            _OUTCOMES[key] = (self.task, self.tables, self.run.final_database, _copy(outcome))
+            _OUTCOMES[key] = (self.task, self.tables, _copy(outcome))
         return outcome
 
     def _memo_key(
@@ -176,6 +175,8 @@ class _RunScorer:
                 )
             database = _database_key(self.run.final_database)
         except ValueError:  # not plain data (marshal takes only built-in types) or too deep
+            return None
+        if database is None:
             return None
         return (
             id(self.task),
@@ -558,17 +559,21 @@ def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
 # compared exactly: ``marshal`` bytes tell 1 from 1.0 from True and lists from tuples, and keep the
 # order of keys. Task and tables are compared by identity (the loader shares equal tasks).
 # The final database, the largest part, is keyed by its orjson bytes (keys in order; 1, 1.0 and true
-# apart), three times faster than marshal; what those bytes blur (NaN and null, tuples and lists)
-# Python's equality tells apart, so a hit also needs the kept database to equal this one.
+# apart), three times faster than marshal. Those bytes blur NaN with null and tuples with lists, so
+# they are used only for a database that decodes back to itself, which has neither; any other
+# database is scored afresh. The kept verdicts hold no database: keeping them alive would keep
+# every scored file's databases in memory (200 MB for the dev trajectories).
 _OUTCOME_LIMIT = 32768
-_OUTCOMES: dict[tuple[Any, ...], tuple[Any, DomainTables, Any, Outcome]] = {}
+_OUTCOMES: dict[tuple[Any, ...], tuple[Any, DomainTables, Outcome]] = {}
 
 
-def _database_key(database: Any) -> bytes:
+def _database_key(database: Any) -> bytes | None:
+    """Bytes that identify ``database`` exactly, or None when there are none cheap enough."""
     try:
-        return orjson.dumps(database)
+        data = orjson.dumps(database)
     except TypeError:  # non-string keys, integers beyond 64 bits, foreign types: marshal or nothing
         return b"marshal:" + marshal.dumps(database)
+    return data if orjson.loads(data) == database else None
 
 
 def _copy(outcome: Outcome) -> Outcome:
