@@ -10,28 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sopbench._io import LoadError
-from sopbench.constraints import dump, parse
-from sopbench.domains import get_domain
-from sopbench.domains._derive import expand
-from sopbench.domains._graph import action_graph
 from sopbench.scoring import SOPBENCH, SOUND, ScoringError, score_run
 from sopbench.traces import record_from_json
 
-BANK_DB = {
-    "accounts": {
-        "alice": {
-            "identification": "pw",
-            "admin_password": "adm",
-            "balance": 1000.0,
-            "owed_balance": 0.0,
-            "credit_score": 700,
-            "safety_box": "",
-            "credit_cards": [{"card_number": "1111", "credit_limit": 500.0, "credit_balance": 0.0}],
-        }
-    },
-    "foreign_exchange": {"EUR": 0.9},
-    "interaction_time": "2024-10-10T10:00:00",
-}
+from .test_quirks import BANK_DB, LOGIN, task_json
 
 
 def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -44,20 +26,8 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _valid_record() -> dict[str, Any]:
-    catalogue = get_domain("bank").catalogue
-    constraints = ["and", [["single", "logged_in_user", {"username": "username"}]]]
-    task = {
-        "initial_database": copy.deepcopy(BANK_DB),
-        "constraint_parameters": dict(catalogue.default_parameters),
-        "user_known": {"username": "alice", "identification": "pw"},
-        "constraints": dump(expand(parse(constraints), catalogue)),
-        "constraints_original": constraints,
-        "action_should_succeed": True,
-        "user_instruction": "",
-        "user_prompt": "Hello.",
-        "directed_action_graph": action_graph(catalogue, "get_account_balance", parse(constraints)).to_json(),
-        "user_goal": "get_account_balance",
-    }
+    task = task_json("bank", "get_account_balance", ["and", [LOGIN]], True, BANK_DB)
+    task["user_known"]["identification"] = "pw"
     messages = [
         {"sender": "user", "content": "Hello.", "tool_calls": None},
         _call("login_user", {"username": "alice", "identification": "pw"}),
