@@ -98,3 +98,22 @@ def test_markdown_and_csv_formats(tmp_path):
         assert result.exit_code == 0, result.output
         assert marker in result.stdout
         assert "refuse-all" in result.stdout
+
+
+def test_the_table_splits_overall_by_expected_outcome_and_can_judge_refusals():
+    folder = SHARED / "trajectories" / "university"
+    base = ["leaderboard", str(folder), "--tasks-dir", str(SHARED / "tasks")]
+    plain = CliRunner().invoke(app, base)
+    assert plain.exit_code == 0, plain.output
+    header = plain.stdout.splitlines()[0]
+    assert header.endswith("| Overall | should succeed | should refuse | balanced |")
+    refuse_all = next(line for line in plain.stdout.splitlines() if line.startswith("| refuse-all "))
+    assert refuse_all.endswith("| 64.45 (903) | 0.00 (321) | 100.00 (582) | 50.00 |")
+    judged = CliRunner().invoke(app, [*base, "--require-justified-refusal", "--format", "json"])
+    assert judged.exit_code == 0, judged.output
+    rows = json.loads(judged.stdout)
+    refuse_all_row = next(row for row in rows if row["model"] == "refuse-all")
+    assert refuse_all_row["balanced"] == 0.5
+    assert refuse_all_row["justified_refusal"]["passed"] == 96  # violations the request itself shows
+    assert refuse_all_row["justified_refusal"]["total"] == 582
+    assert all(row["justified_refusal"]["total"] == row["should_refuse"]["total"] for row in rows)

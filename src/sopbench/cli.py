@@ -296,14 +296,18 @@ def leaderboard(
         Path, typer.Option(help="Task files for the refuse-all row (else the tasks inside the records).")
     ] = DEFAULT_TASKS_DIR,
     bank_cards: BankCards = None,
+    require_justified_refusal: Annotated[
+        bool, typer.Option(help="Add a column: correct refusals that revealed a violated constraint.")
+    ] = False,
 ) -> None:
     """The published leaderboard recomputed from trajectory files.
 
     One row per (model, mode, tool list, user) configuration, one column per domain and Overall
-    (pooled over cases), each cell with the number of cases behind it (first run of each record).
-    A refuse-all baseline row is always included.
+    (pooled over cases), each cell with the number of cases behind it (first run of each record),
+    then the Overall pass rate split into tasks that must succeed and tasks that must be refused,
+    and their balanced mean. A refuse-all baseline row is always included.
     """
-    from sopbench.scoring import ScoringReport, compare, refuse_all_baseline, score_paths
+    from sopbench.scoring import ScoringReport, compare, refuse_all_scores, score_paths
     from sopbench.scoring import leaderboard as build_leaderboard
 
     _check_paths(paths)
@@ -313,11 +317,14 @@ def leaderboard(
     chosen = _protocol(protocol, quirk, no_quirk)
     cards = _card_choice(bank_cards)
     report = ScoringReport()
-    scores = list(score_paths(paths, chosen, report=report, credit_cards=cards, runs="first"))
+    justify = require_justified_refusal
+    scores = list(
+        score_paths(paths, chosen, report=report, credit_cards=cards, runs="first", justify_refusal=justify)
+    )
     _report_problems(report.errors)
-    baseline = refuse_all_baseline(_baseline_tasks(tasks_dir, paths), chosen)
+    baseline = refuse_all_scores(_baseline_tasks(tasks_dir, paths), chosen, justify_refusal=justify)
     rows = build_leaderboard(scores, baseline=baseline)
-    sys.stdout.write(render_leaderboard(rows, output_format))
+    sys.stdout.write(render_leaderboard(rows, output_format, justified=justify))
     if compare_protocols:
         comparison = compare(paths, credit_cards=cards, first_run_only=True)
         if output_format == "json":
@@ -340,41 +347,61 @@ def _baseline_tasks(tasks_dir: Path, paths: list[Path]):
     return list(seen.values())
 
 
-def render_leaderboard(rows, output_format: str) -> str:
-    """The leaderboard as markdown, CSV or JSON text."""
+def render_leaderboard(rows, output_format: str, *, justified: bool = False) -> str:
+    """The leaderboard as markdown, CSV or JSON text (``justified``: with the justified-refusal column)."""
     from sopbench.domains import PUBLISHED_DOMAINS
 
     if output_format == "json":
         return json.dumps([row.as_dict() for row in rows], indent=2) + "\n"
     present = {d for row in rows for d in row.cells}
     domains = [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
-    header = ["model", "mode", "tool list", "user", *domains, "Overall"]
+    split = ["should succeed", "should refuse", "balanced"] + (["justified refusals"] if justified else [])
+    header = ["model", "mode", "tool list", "user", *domains, "Overall", *split]
+    csv_form = output_format == "csv"
 
-    def cell(c) -> str:
-        return "" if c is None or not c.cases else f"{100 * c.rate:.2f} ({c.cases})"
+    def cell(passed: int | None, cases: int | None) -> str:
+        if not cases:
+            return ""
+        return f"{passed}/{cases}" if csv_form else f"{100 * passed / cases:.2f} ({cases})"
+
+    def split_cells(row) -> list[str]:
+        pooled = row.pooled
+        if pooled is None:
+            return [""] * len(split)
+        values = [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
+        values.append("" if pooled.balanced is None else f"{100 * pooled.balanced:.2f}")
+        if justified:
+            values.append(cell(*pooled.justified))
+        return values
 
     lines = []
     for row in rows:
-        values = [row.model, row.mode, row.tool_list, row.user or "-"]
-        values += [cell(row.cells.get(d)) for d in domains] + [cell(row.overall)]
+        values = [row.model, row.mode, row.tool_list, row.user or ("" if csv_form else "-")]
+        values += [cell(row.cells[d].passed, row.cells[d].cases) if d in row.cells else "" for d in domains]
+        values += [cell(row.overall.passed, row.overall.cases), *split_cells(row)]
         lines.append(values)
-    if output_format == "csv":
+    if csv_form:
         import csv
         import io
 
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(header)
-        for row in rows:
-            writer.writerow(
-                [row.model, row.mode, row.tool_list, row.user or ""]
-                + [f"{row.cells[d].passed}/{row.cells[d].cases}" if d in row.cells else "" for d in domains]
-                + [f"{row.overall.passed}/{row.overall.cases}"]
-            )
+        writer.writerows(lines)
         return buffer.getvalue()
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(values) + " |" for values in lines]
-    return "\n".join(out) + "\n\nCells: pass rate % (cases). Overall is pooled over all cases of the row.\n"
+    note = (
+        "\n\nCells: pass rate % (cases). Overall is pooled over all cases of the row; should succeed and "
+        "should refuse split it by the task's expected outcome, and balanced is their mean (50 for refusing "
+        "everything)."
+    )
+    if justified:
+        note += (
+            " Justified refusals: correct refusals made once the agent had called the helpers that reveal a "
+            "violated constraint (none, when the request itself shows it)."
+        )
+    return "\n".join(out) + note + "\n"
 
 
 def _print_comparison(comparison) -> None:

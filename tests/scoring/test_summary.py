@@ -13,6 +13,7 @@ from sopbench.scoring import (
     leaderboard,
     refuse_all_baseline,
     refuse_all_record,
+    refuse_all_scores,
     score_paths,
     score_run,
     summarize,
@@ -77,6 +78,26 @@ def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     assert (model.cells["bank"].passed, model.cells["bank"].cases) == (1, 2)
     assert (model.overall.passed, model.overall.cases) == (2, 3)
     assert any(row.model == "refuse-all" and row.overall.cases == 3 for row in rows)
+    # Each row also splits its Overall by the tasks' expected outcome.
+    assert (model.pooled.should_succeed, model.pooled.should_refuse) == ([1, 1], [1, 2])
+    assert model.pooled.balanced == 0.75
+    assert model.as_dict()["should_refuse"] == {"passed": 1, "total": 2, "rate": 0.5}
+
+
+def test_the_refuse_all_row_splits_582_of_903_into_every_refusal_and_no_success(
+    published_tasks_dir: Path,
+) -> None:
+    tasks = list(iter_all_tasks(published_tasks_dir))
+    baseline = refuse_all_scores(tasks, SOUND, justify_refusal=True)
+    assert {score.source for score in baseline} == {"refuse-all"}
+    row = next(row for row in leaderboard([], baseline=baseline) if row.model == "refuse-all")
+    assert (row.overall.passed, row.overall.cases) == (582, 903)
+    assert (row.pooled.should_succeed, row.pooled.should_refuse) == ([0, 321], [582, 582])
+    assert row.pooled.balanced == 0.5
+    # It calls no helper, so its refusal is justified only where the request itself shows a violated
+    # constraint that no helper checks (a test type, a date outside the lead time): 96 tasks.
+    assert row.pooled.justified == [96, 582]
+    assert refuse_all_baseline(tasks, SOUND)["all"] == _rate(582, 903)
 
 
 def _rate(passed: int, total: int):

@@ -23,6 +23,7 @@ from ._summary import (
     leaderboard,
     refuse_all_baseline,
     refuse_all_record,
+    refuse_all_scores,
     summarize,
 )
 
@@ -48,6 +49,7 @@ __all__ = [
     "protocol_by_name",
     "quirk_names",
     "refuse_all_baseline",
+    "refuse_all_scores",
     "refuse_all_record",
     "score_paths",
     "score_record",

@@ -4,7 +4,7 @@ side-by-side comparison of the two protocols with the effect of every quirk."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "leaderboard",
     "refuse_all_baseline",
     "refuse_all_record",
+    "refuse_all_scores",
     "summarize",
 ]
 
@@ -158,17 +159,25 @@ def refuse_all_record(task: Task, index: int = 0) -> Record:
     return Record(None, index, task.domain, Setup(), task, (run,), (), None)
 
 
+def refuse_all_scores(
+    tasks: Iterable[Task], protocol: Protocol = SOUND, *, justify_refusal: bool = False
+) -> list[RunScore]:
+    """The score of the agent that does nothing and refuses, on each task (source ``refuse-all``)."""
+    scores = []
+    for index, task in enumerate(tasks):
+        score = score_run(
+            refuse_all_record(task, index), 0, protocol, output_format="value", justify_refusal=justify_refusal
+        )
+        scores.append(replace(score, source=REFUSE_ALL_MODEL))
+    return scores
+
+
 def refuse_all_baseline(tasks: Iterable[Task], protocol: Protocol = SOUND) -> dict[str, Rate]:
     """Pass rate per domain (and ``"all"``, pooled) of the agent that does nothing and refuses."""
-    counts: dict[str, list[int]] = {}
-    for index, task in enumerate(tasks):
-        score = score_run(refuse_all_record(task, index), 0, protocol, output_format="value")
-        for key in (task.domain, ALL_DOMAINS):
-            entry = counts.setdefault(key, [0, 0])
-            entry[0] += score.passed
-            entry[1] += 1
-    ordered = sorted(k for k in counts if k != ALL_DOMAINS) + ([ALL_DOMAINS] if counts else [])
-    return {key: Rate(*counts[key]) for key in ordered}
+    summary = summarize(refuse_all_scores(tasks, protocol))
+    if summary.overall.runs == 0:
+        return {}
+    return {key: Rate(domain.passed, domain.runs) for key, domain in summary.domains.items()}
 
 
 # ---- the leaderboard -----------------------------------------------------------------------------
@@ -184,13 +193,19 @@ class LeaderboardCell:
 
 @dataclass
 class LeaderboardRow:
-    """One (model, mode, tool list, user) configuration: a cell per domain and ``Overall``."""
+    """One (model, mode, tool list, user) configuration: a cell per domain and ``Overall``.
+
+    ``pooled`` summarizes the row's counted runs: the rates on tasks that must succeed and must be
+    refused, their balanced mean and, when judged, justified refusals (None for a row built from
+    rates alone).
+    """
 
     model: str
     mode: str
     tool_list: str
     user: str | None
     cells: dict[str, LeaderboardCell] = field(default_factory=dict)
+    pooled: DomainSummary | None = None
 
     @property
     def overall(self) -> LeaderboardCell:
@@ -203,12 +218,18 @@ class LeaderboardRow:
         cells = {d: {"passed": c.passed, "cases": c.cases, "rate": c.rate} for d, c in self.cells.items()}
         overall = self.overall
         cells["Overall"] = {"passed": overall.passed, "cases": overall.cases, "rate": overall.rate}
+        pooled = self.pooled
+        justified = None if pooled is None else pooled.justified_refusal_rate
         return {
             "model": self.model,
             "mode": self.mode,
             "tool_list": self.tool_list,
             "user": self.user,
             "cells": cells,
+            "should_succeed": None if pooled is None else pooled.succeed_rate.as_dict(),
+            "should_refuse": None if pooled is None else pooled.refuse_rate.as_dict(),
+            "balanced": None if pooled is None else pooled.balanced,
+            "justified_refusal": None if justified is None else justified.as_dict(),
         }
 
 
@@ -218,30 +239,43 @@ REFUSE_ALL_MODEL = "refuse-all"
 def leaderboard(
     scores: Iterable[RunScore],
     *,
-    baseline: Mapping[str, Rate] | None = None,
+    baseline: Mapping[str, Rate] | Iterable[RunScore] | None = None,
     first_run_only: bool = True,
 ) -> list[LeaderboardRow]:
     """One row per configuration from the trajectory file names, best Overall first.
 
-    The published table counts each task's first run (``first_run_only``). ``baseline`` (from
-    ``refuse_all_baseline``) adds the refuse-all row.
+    The published table counts each task's first run (``first_run_only``). ``baseline`` adds the
+    refuse-all row: its scores (``refuse_all_scores``, then the row has the split rates too) or
+    its rates per domain (``refuse_all_baseline``).
     """
-    rows: dict[tuple[str, str, str, str | None], dict[str, list[int]]] = {}
+    rows: dict[tuple[str, str, str, str | None], DomainSummary] = {}
+    cells: dict[tuple[str, str, str, str | None], dict[str, list[int]]] = {}
     for score in scores:
         if first_run_only and score.run != 0:
             continue
         config = _configuration(score.source)
-        cells = rows.setdefault(config, {})
-        cell = cells.setdefault(score.domain, [0, 0])
+        rows.setdefault(config, DomainSummary(ALL_DOMAINS)).add(score)
+        cell = cells.setdefault(config, {}).setdefault(score.domain, [0, 0])
         cell[0] += score.passed
         cell[1] += 1
     out = [
-        LeaderboardRow(model, mode, tool_list, user, {d: LeaderboardCell(*cells[d]) for d in sorted(cells)})
-        for (model, mode, tool_list, user), cells in rows.items()
+        LeaderboardRow(
+            *config, {d: LeaderboardCell(*cells[config][d]) for d in sorted(cells[config])}, pooled=pooled
+        )
+        for config, pooled in rows.items()
     ]
     if baseline is not None:
-        cells = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
-        out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, cells))
+        if isinstance(baseline, Mapping):
+            rates = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
+            out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates))
+        else:
+            summary = summarize(baseline)
+            rates = {
+                d: LeaderboardCell(domain.passed, domain.runs)
+                for d, domain in summary.domains.items()
+                if d != ALL_DOMAINS
+            }
+            out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates, pooled=summary.overall))
     out.sort(key=lambda row: (-row.overall.rate, row.model, row.mode, row.tool_list, row.user or ""))
     return out
 
