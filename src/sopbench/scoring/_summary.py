@@ -248,36 +248,23 @@ def leaderboard(
     refuse-all row: its scores (``refuse_all_scores``, then the row has the split rates too) or
     its rates per domain (``refuse_all_baseline``).
     """
-    rows: dict[tuple[str, str, str, str | None], DomainSummary] = {}
-    cells: dict[tuple[str, str, str, str | None], dict[str, list[int]]] = {}
+    groups: dict[tuple[str, str, str, str | None], list[RunScore]] = {}
     for score in scores:
-        if first_run_only and score.run != 0:
-            continue
-        config = _configuration(score.source)
-        rows.setdefault(config, DomainSummary(ALL_DOMAINS)).add(score)
-        cell = cells.setdefault(config, {}).setdefault(score.domain, [0, 0])
-        cell[0] += score.passed
-        cell[1] += 1
-    out = [
-        LeaderboardRow(
-            *config, {d: LeaderboardCell(*cells[config][d]) for d in sorted(cells[config])}, pooled=pooled
-        )
-        for config, pooled in rows.items()
-    ]
-    if baseline is not None:
-        if isinstance(baseline, Mapping):
-            rates = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
-            out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates))
-        else:
-            summary = summarize(baseline)
-            rates = {
-                d: LeaderboardCell(domain.passed, domain.runs)
-                for d, domain in summary.domains.items()
-                if d != ALL_DOMAINS
-            }
-            out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates, pooled=summary.overall))
+        if not first_run_only or score.run == 0:
+            groups.setdefault(_configuration(score.source), []).append(score)
+    out = [_row(config, summarize(group)) for config, group in groups.items()]
+    if isinstance(baseline, Mapping):
+        rates = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
+        out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates))
+    elif baseline is not None:
+        out.append(_row((REFUSE_ALL_MODEL, "-", "-", None), summarize(baseline)))
     out.sort(key=lambda row: (-row.overall.rate, row.model, row.mode, row.tool_list, row.user or ""))
     return out
+
+
+def _row(config: tuple[str, str, str, str | None], summary: Summary) -> LeaderboardRow:
+    cells = {d: LeaderboardCell(part.passed, part.runs) for d, part in summary.domains.items() if d != ALL_DOMAINS}
+    return LeaderboardRow(*config, cells, pooled=summary.overall)
 
 
 def _configuration(source: str) -> tuple[str, str, str, str | None]:
