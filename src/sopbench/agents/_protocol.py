@@ -53,6 +53,9 @@ class AgentTurn:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage = Usage()
     raw: str | None = None  # the model's raw text when it was parsed (ReAct), kept for the store
+    # Malformed output the agent itself detected (an unparsable ReAct reply, say): each is the
+    # agent's mistake, counted per episode and stored with the raw text; the episode goes on.
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,9 @@ class Agent(ABC):
     """Plays the service assistant. One instance per episode."""
 
     name: ClassVar[str]
+    # Recorded with every episode (export fields ``model`` and ``tool_mode``); None when not a model.
+    model: str | None = None
+    tool_mode: str | None = None
 
     async def start(self, setup: EpisodeSetup) -> None:  # noqa: B027 - optional hook
         """Called once before the first turn."""
