@@ -1,462 +1,397 @@
-"""The ``sopbench`` command line. Each verb parses options and calls one library function."""
+"""The ``sopbench`` command line. Each verb checks its options and paths, then calls one function of
+``sopbench.report`` and prints what it returns; ``sopbench._output.verb`` keeps the contract shared
+by every verb (outputs written whole or not at all, exit codes, one-line errors, ``--problems``)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import orjson
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+
+from sopbench._io import LoadError
+from sopbench._output import OutputTarget, UserError, current_job, err_console, out_console, set_debug, verb
 
 app = typer.Typer(
     name="sopbench",
     help="Measure whether tool-using LLM agents follow standard operating procedures (SOPBench).",
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode="rich",
+    # Plain click help: it wraps to the terminal and never cuts option names or defaults.
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
 )
-console = Console()
-errors = Console(stderr=True)
 
 
-@app.callback()
-def _root() -> None:
-    """Evaluate agent traces against SOPs: diagnose, replay, evaluate, leaderboard."""
+@app.callback(
+    epilog="Exit codes: 0 everything asked was done; 1 finished, but some input was skipped (each "
+    "one named) or there was nothing to do; 2 usage error (bad option, or a path that cannot be "
+    "used); 130 interrupted."
+)
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of any error.")] = False,
+) -> None:
+    """Evaluate agent traces against SOPs: diagnose, replay, evaluate, leaderboard, quirks."""
+    set_debug(debug)
 
 
 DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
+RUN_CHOICES = ("all", "first")
+
+Paths = Annotated[
+    list[Path],
+    typer.Argument(metavar="PATH", help="Trajectory files (.json, .json.gz) or folders of them.", show_default=False),
+]
+Output = Annotated[
+    Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write; - is standard output.")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON document on stdout.")]
+ProtocolName = Annotated[
+    str, typer.Option("--protocol", metavar="NAME", help="sound (the default) or sopbench (the published evaluator).")
+]
+QuirkOn = Annotated[
+    list[str] | None,
+    typer.Option("--quirk", metavar="NAME", help="Turn a quirk on (repeatable; names: sopbench quirks).",
+                 show_default=False),
+]
+QuirkOff = Annotated[
+    list[str] | None,
+    typer.Option("--no-quirk", metavar="NAME", help="Turn a quirk off (repeatable).", show_default=False),
+]
+BankCards = Annotated[
+    Path | None,
+    typer.Option("--bank-cards", metavar="FILE", show_default=False,
+                 help="CSV file,credit_cards_as_when_scored (list or dict): the bank card reading per file."),
+]
+JustifiedRefusal = Annotated[
+    bool,
+    typer.Option("--require-justified-refusal", "--justify",
+                 help="Also judge whether each correct refusal revealed a violated constraint."),
+]
 
 
-@app.command(
-    epilog="Examples: [bold]sopbench diagnose --seed 42[/bold]   "
-    "[bold]sopbench diagnose --seed 42 --tasks all --tasks-dir ../shared/sopbench/tasks[/bold]",
+# ---- diagnose ------------------------------------------------------------------------------------
+@verb(
+    app,
+    epilog="Examples: sopbench diagnose --seed 42;  "
+    "sopbench diagnose --seed 42 --tasks all --tasks-dir ../shared/sopbench/tasks",
 )
 def diagnose(
-    seed: Annotated[int, typer.Option(help="Seed of the constructed traces (deterministic per seed).")] = 42,
-    per_kind: Annotated[int, typer.Option(min=1, help="Traces built for each kind (built-in SOP only).")] = 5,
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the constructed traces.")] = 42,
+    per_kind: Annotated[int, typer.Option(metavar="N", min=1, help="Traces of each kind (built-in SOP).")] = 5,
     tasks: Annotated[
         str | None,
-        typer.Option(help="Also build traces over published tasks: 'all' or comma-separated domains."),
+        typer.Option(metavar="DOMAINS", show_default=False,
+                     help="Also build traces over published tasks: all, or domains separated by commas."),
     ] = None,
-    tasks_dir: Annotated[Path, typer.Option(help="Folder of <domain>_tasks.json[.gz] files.")] = DEFAULT_TASKS_DIR,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON instead of a table.")] = False,
+    tasks_dir: Annotated[
+        Path, typer.Option(metavar="DIR", help="Folder of <domain>_tasks.json[.gz] files.")
+    ] = DEFAULT_TASKS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as one JSON document.")] = False,
 ) -> None:
     """Self-check the evaluator on constructed traces whose verdicts are known in advance.
 
     Without --tasks: ten kinds of traces over a small built-in SOP. With --tasks: for every
     published task, a reference trace (must pass) and its mutants (skipped helper, swapped steps,
     wrong user, forbidden execution, refusal, claimed success, extra reads), scored with the sound
-    protocol. Exits non-zero on any unexpected verdict.
+    protocol. Exits 1 on any unexpected verdict, or when the task files hold no task.
     """
-    from sopbench.evaluation import DiagnosticFailure, diagnostic
+    from sopbench.evaluation import DiagnosticFailure
+    from sopbench.report import domains_of, load_domain_tasks, run_diagnosis
 
+    job = current_job()
+    task_list = None
+    if tasks:
+        try:
+            domains = domains_of(tasks)
+        except ValueError as exc:
+            raise UserError(f"--tasks {tasks}: {exc}") from None
+        job.inputs([tasks_dir], "--tasks-dir")
+        task_list = _read_tasks("--tasks-dir", tasks_dir, lambda: load_domain_tasks(tasks_dir, domains))
+        if not task_list:
+            job.nothing_to_do(f"the task files in {tasks_dir} for {', '.join(domains)} hold no task")
+            return
     try:
-        result = diagnostic(seed, per_kind=per_kind)
+        with job.progress(len(task_list or ()), "diagnosed", unit="tasks") as advance:
+            result = run_diagnosis(seed, per_kind=per_kind, tasks=task_list, progress=advance)
     except DiagnosticFailure as exc:
-        errors.print(f"[red]diagnostic failed:[/red] {exc}")
-        raise typer.Exit(1) from exc
-    over_tasks = _diagnose_tasks(tasks, tasks_dir, seed) if tasks else None
+        raise UserError(f"diagnostic failed: {exc}", exit_code=1) from exc
+    console = out_console()
     if as_json:
-        payload = {**result, "tasks": over_tasks} if over_tasks is not None else result
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
     else:
-        _print_kinds(f"built-in SOP, seed {seed} (traces {result['digest']})", result["kinds"], result)
-        if over_tasks is not None:
-            _print_kinds(f"published tasks, seed {seed}", over_tasks["kinds"], over_tasks)
-            console.print(
-                f"{len(over_tasks['unreachable_goals'])} tasks skipped: their goal is never offered to an agent; "
-                f"{len(over_tasks['unverifiable_tasks'])} tasks no agent can verify (see --json)"
-            )
-    if over_tasks is not None and over_tasks["surprises"]:
-        for surprise in over_tasks["surprises"][:20]:
-            errors.print(f"[red]unexpected:[/red] {surprise}")
-        raise typer.Exit(1)
-    if not as_json:
-        console.print("[green]every verdict is the expected one[/green]")
+        for table in result.tables():
+            table.print(console)
+        for note in result.notes():
+            console.print(note, markup=False)
+    for surprise in result.surprises:
+        job.problem(f"unexpected verdict: {surprise}")
+    if not result.surprises and not as_json:
+        console.print("every verdict is the expected one", markup=False)
 
 
-def _diagnose_tasks(selection: str, tasks_dir: Path, seed: int) -> dict[str, object]:
-    from sopbench.diagnosis import diagnose_tasks
-    from sopbench.domains import PUBLISHED_DOMAINS
-    from sopbench.tasks import load_tasks
-
-    domains = list(PUBLISHED_DOMAINS) if selection == "all" else [d.strip() for d in selection.split(",")]
-    unknown = [d for d in domains if d not in PUBLISHED_DOMAINS]
-    if unknown:
-        errors.print(f"[red]unknown domain(s):[/red] {', '.join(unknown)} (known: {', '.join(PUBLISHED_DOMAINS)})")
-        raise typer.Exit(2)
-    files = {d: _task_file(tasks_dir, d) for d in domains}
-    all_tasks = [task for d in domains for task in load_tasks(files[d])]
-    with _progress(len(all_tasks), "diagnosing") as advance:
-        diagnosis = diagnose_tasks(all_tasks, seed=seed, progress=lambda task: advance(Path(task.goal)))
-    return diagnosis.as_dict()
+def _read_tasks(option: str, where: Path, load):
+    """Tasks from ``load()``; a task file that cannot be read is the user's to fix (one line, exit 2)."""
+    try:
+        return load()
+    except LoadError as exc:
+        raise UserError(f"{option} {where}: {exc}") from None
 
 
-def _task_file(tasks_dir: Path, domain: str) -> Path:
-    for name in (f"{domain}_tasks.json.gz", f"{domain}_tasks.json"):
-        if (tasks_dir / name).exists():
-            return tasks_dir / name
-    errors.print(f"[red]no task file for {domain} in {tasks_dir}[/red] (expected {domain}_tasks.json[.gz])")
-    raise typer.Exit(2)
-
-
-def _print_kinds(title: str, kinds: dict[str, dict[str, int]], totals: dict[str, object]) -> None:
-    table = Table(title=title)
-    columns = ["fixtures", "accepted", "rejected"] + (["unexpected"] if "unexpected" in totals else [])
-    table.add_column("kind")
-    for column in columns:
-        table.add_column(column, justify="right")
-    for kind, counts in kinds.items():
-        table.add_row(kind, *(str(counts[c]) for c in columns))
-    table.add_row("total", *(str(totals[c]) for c in columns), style="bold")
-    console.print(table)
-
-
-@app.command(
-    epilog="Example: [bold]sopbench replay ../shared/sopbench/trajectories --output replay.jsonl[/bold]",
-)
-def replay(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files (.json, .json.gz) or folders of them.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="JSON Lines file: one line per replayed run.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
-) -> None:
+# ---- replay --------------------------------------------------------------------------------------
+@verb(app, epilog="Example: sopbench replay ../shared/sopbench/trajectories --output replay.jsonl")
+def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
     """Re-execute recorded tool calls on fresh lenient systems and compare with the recordings.
 
     Writes one JSON line per run (source, domain, record, run, tool_outputs, final_database,
     errors, ...) and prints, per domain, how many tool outputs and final databases match the
     recorded ones. Runs whose conversation belongs to another task are counted as misaligned.
     """
-    from sopbench.replay import ReplaySummary, replay_paths
-    from sopbench.traces import iter_trajectory_files
+    from sopbench.report import replay_files
 
-    _check_paths(paths)
-    files = list(iter_trajectory_files(paths))
-    summary = ReplaySummary()
-    problems: list[str] = []
-    with _progress(len(files), "replaying") as advance, output.open("wb") as sink:
-        for result in replay_paths(paths, on_error=lambda e: problems.append(str(e)), on_file=advance):
-            summary.add(result)
-            sink.write(orjson.dumps(result.to_json(), option=orjson.OPT_NON_STR_KEYS) + b"\n")
-    _report_problems(problems)
-    rows = summary.rows()
-    if as_json:
-        sys.stdout.write(json.dumps({"files": len(files), "domains": rows}, indent=2) + "\n")
+    job = current_job()
+    files = _trajectory_files(paths)
+    target = _jsonl_output(output, as_json)
+    if not files:
+        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}; {target} not written")
         return
-    table = Table(title=f"replay of {len(files)} files")
-    columns = ["domain", "runs", "misaligned_runs", "tool_outputs", "tool_outputs_matching",
-               "tool_outputs_matching_pct", "final_databases_matching", "final_databases_matching_pct"]
-    for column in columns:
-        table.add_column(column.replace("_", " "), justify="left" if column == "domain" else "right")
-    for row in rows:
-        table.add_row(*(_cell(row[c]) for c in columns))
-    console.print(table)
-    console.print(f"wrote {output}")
+    with job.progress(len(files), "replayed") as advance, job.write(target) as sink:
+        result = replay_files(
+            files,
+            lambda run: sink.write(orjson.dumps(run.to_json(), option=orjson.OPT_NON_STR_KEYS) + b"\n"),
+            progress=advance,
+            on_problem=job.problem,
+        )
+    job.finish(f"{result.runs} runs replayed, written to {target}")
+    if result.runs == 0:
+        job.nothing_to_do("no run could be replayed")
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        return
+    console = _summary_console(target)
+    result.table().print(console)
+    console.print(f"wrote {target}", markup=False)
 
 
-ProtocolName = Annotated[str, typer.Option("--protocol", help="sound (default) or sopbench (the published evaluator).")]
-QuirkOn = Annotated[list[str] | None, typer.Option("--quirk", help="Turn a named quirk on (repeatable).")]
-QuirkOff = Annotated[list[str] | None, typer.Option("--no-quirk", help="Turn a named quirk off (repeatable).")]
-BankCards = Annotated[
-    Path | None,
-    typer.Option(help="CSV (file,credit_cards_as_when_scored) choosing the bank card reading per file."),
-]
-
-
-def _protocol(name: str, enable: list[str] | None, disable: list[str] | None):
-    from sopbench.scoring import protocol_by_name
-
-    try:
-        return protocol_by_name(name).with_quirks(enable=enable or [], disable=disable or [])
-    except ValueError as exc:
-        errors.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from exc
-
-
-def _card_choice(csv_path: Path | None) -> Callable[[Path], str | None] | None:
-    """Per-file bank card semantics from a CSV such as ../shared/sopbench/bank_scoring_semantics.csv."""
-    if csv_path is None:
-        return None
-    import csv
-
-    try:
-        with csv_path.open(newline="") as handle:
-            table = {row["file"]: row["credit_cards_as_when_scored"] for row in csv.DictReader(handle)}
-    except (OSError, KeyError) as exc:
-        errors.print(f"[red]cannot read {csv_path}:[/red] {exc} (columns: file,credit_cards_as_when_scored)")
-        raise typer.Exit(2) from exc
-
-    def choose(path: Path) -> str | None:
-        name = path.name[:-3] if path.name.endswith(".gz") else path.name
-        return table.get(name)
-
-    return choose
-
-
-@app.command(
-    epilog="Example: [bold]sopbench evaluate ../shared/sopbench/trajectories --protocol sopbench "
-    "--output verdicts.jsonl[/bold]",
+# ---- evaluate ------------------------------------------------------------------------------------
+@verb(
+    app,
+    epilog="Example: sopbench evaluate ../shared/sopbench/trajectories --protocol sopbench "
+    "--output verdicts.jsonl",
 )
 def evaluate(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files (.json, .json.gz) or folders of them.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="JSON Lines file: one verdict per run.")],
+    paths: Paths,
+    output: Output,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
-    require_justified_refusal: Annotated[
-        bool, typer.Option(help="Also judge whether each correct refusal revealed a violated constraint.")
-    ] = False,
-    runs: Annotated[str, typer.Option(help="all runs of each record, or only the first (as published).")] = "all",
+    require_justified_refusal: JustifiedRefusal = False,
+    runs: Annotated[
+        str, typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published).")
+    ] = "all",
     bank_cards: BankCards = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Score recorded trajectories: one verdict per run, then a summary per domain.
 
     Each line of --output holds source, domain, record, run, protocol, the verdict (passed,
     database, permission, procedure and the seven published checks) and explanations. The summary
     gives runs, pass rate, the rates on tasks that must succeed and must be refused, their balanced
-    mean, and failures by judgement. Records without a trajectory are counted, not dropped.
+    mean, and failures by judgement. Records without a trajectory are counted and named, not
+    scored.
     """
-    from sopbench.scoring import ScoringReport, score_paths, summarize
-    from sopbench.traces import iter_trajectory_files
+    from sopbench.report import evaluate_files
 
-    _check_paths(paths)
-    if runs not in ("all", "first"):
-        errors.print("[red]--runs takes 'all' or 'first'[/red]")
-        raise typer.Exit(2)
+    job = current_job()
     chosen = _protocol(protocol, quirk, no_quirk)
-    files = list(iter_trajectory_files(paths))
-    report = ScoringReport()
-    scores = []
-    with _progress(len(files), "scoring") as advance, output.open("wb") as sink:
-        stream = score_paths(
-            paths, chosen, report=report, credit_cards=_card_choice(bank_cards), runs=runs,
-            justify_refusal=require_justified_refusal, progress=lambda path, *_: advance(path),
-        )
-        for score in stream:
-            scores.append(score)
-            sink.write(orjson.dumps(score.to_json()) + b"\n")
-    summary = summarize(scores)
-    _report_problems(report.errors)
-    if as_json:
-        payload = {"protocol": str(chosen), "report": report.as_dict(), "domains": summary.as_dict()}
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    if runs not in RUN_CHOICES:
+        raise UserError(f"--runs {runs}: choose all or first")
+    cards = _card_choice(bank_cards)
+    files = _trajectory_files(paths)
+    target = _jsonl_output(output, as_json)
+    if not files:
+        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}; {target} not written")
         return
-    table = Table(title=f"{len(scores)} runs scored with protocol {chosen}")
-    columns = ["domain", "runs", "pass rate", "must succeed", "must refuse", "balanced", "database",
-               "permission", "procedure"]
-    if require_justified_refusal:
-        columns.append("justified refusals")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "domain" else "right")
-    for name, domain in summary.domains.items():
-        failures = domain.failures
-        row = [name, str(domain.runs), _pct(domain.pass_rate), _rate(domain.succeed_rate), _rate(domain.refuse_rate),
-               _pct(domain.balanced), str(failures.get("database", 0)), str(failures.get("permission", 0)),
-               str(failures.get("procedure", 0))]
-        if require_justified_refusal:
-            justified = domain.justified_refusal_rate
-            row.append("-" if justified is None else _rate(justified))
-        table.add_row(*row, style="bold" if name == "all" else None)
-    console.print(table)
-    console.print("failures by judgement count failed runs; a run can fail several judgements")
-    if report.records_without_runs:
-        console.print(f"{len(report.records_without_runs)} records have no trajectory (not scored)")
-    console.print(f"wrote {output}")
+    with job.progress(len(files), "scored") as advance, job.write(target) as sink:
+        result = evaluate_files(
+            files, chosen, lambda score: sink.write(orjson.dumps(score.to_json()) + b"\n"),
+            runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+            progress=advance, on_problem=job.problem,
+        )
+    job.finish(f"{result.runs_scored} runs scored, written to {target}")
+    if result.runs_scored == 0:
+        job.nothing_to_do("no run could be scored")
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        return
+    console = _summary_console(target)
+    result.table().print(console)
+    for note in result.notes():
+        console.print(note, markup=False)
+    console.print(f"wrote {target}", markup=False)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}%"
-
-
-def _rate(rate) -> str:
-    return "-" if not rate.total else f"{100 * rate.passed / rate.total:.2f}% ({rate.passed}/{rate.total})"
-
-
-@app.command(
-    epilog="Example: [bold]sopbench leaderboard ../shared/sopbench/trajectories --protocol sopbench "
-    "--format markdown[/bold]",
+# ---- leaderboard ---------------------------------------------------------------------------------
+@verb(
+    app,
+    epilog="Example: sopbench leaderboard ../shared/sopbench/trajectories --protocol sopbench "
+    "--format markdown",
 )
 def leaderboard(
-    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders of <domain>/ subfolders.")],
+    paths: Paths,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
-    output_format: Annotated[str, typer.Option("--format", help="markdown, csv or json.")] = "markdown",
+    output_format: Annotated[
+        str, typer.Option("--format", metavar="markdown|csv|json", help="The document printed.")
+    ] = "markdown",
     compare_protocols: Annotated[
-        bool, typer.Option("--compare", help="Sound and compat side by side, and what each quirk flips.")
+        bool, typer.Option("--compare", help="Add sound vs sopbench per domain, and what each quirk flips.")
     ] = False,
     tasks_dir: Annotated[
-        Path, typer.Option(help="Task files for the refuse-all row (else the tasks inside the records).")
-    ] = DEFAULT_TASKS_DIR,
+        Path | None,
+        typer.Option(metavar="DIR", show_default=False,
+                     help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
+                     "exists, else the tasks inside the records)."),
+    ] = None,
     bank_cards: BankCards = None,
-    require_justified_refusal: Annotated[
-        bool, typer.Option(help="Add a column: correct refusals that revealed a violated constraint.")
-    ] = False,
+    require_justified_refusal: JustifiedRefusal = False,
+    min_cases: Annotated[
+        int, typer.Option(metavar="N", min=0, help="Rows with fewer cases are listed apart, not ranked.")
+    ] = 20,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the table; - is stdout.")
+    ] = Path("-"),
 ) -> None:
     """The published leaderboard recomputed from trajectory files.
 
-    One row per (model, mode, tool list, user) configuration, one column per domain and Overall
-    (pooled over cases), each cell with the number of cases behind it (first run of each record),
-    then the Overall pass rate split into tasks that must succeed and tasks that must be refused,
-    and their balanced mean. A refuse-all baseline row is always included.
+    One row per (model, mode, tool list, user) configuration and folder, one column per domain and
+    Overall (pooled over cases), each cell with the number of cases behind it (first run of each
+    record), then the Overall pass rate split into tasks that must succeed and tasks that must be
+    refused, and their balanced mean. A refuse-all baseline row is always included. Rows whose
+    domains differ from those of the agents' rows together are marked and ranked after the others,
+    so that Overall rates are compared over the same domains; rows with fewer than --min-cases
+    cases are listed apart below the table.
     """
-    from sopbench.scoring import ScoringReport, compare, refuse_all_scores, score_paths
-    from sopbench.scoring import leaderboard as build_leaderboard
-
-    _check_paths(paths)
-    if output_format not in ("markdown", "csv", "json"):
-        errors.print("[red]--format takes markdown, csv or json[/red]")
-        raise typer.Exit(2)
-    chosen = _protocol(protocol, quirk, no_quirk)
-    cards = _card_choice(bank_cards)
-    report = ScoringReport()
-    justify = require_justified_refusal
-    scores = list(
-        score_paths(paths, chosen, report=report, credit_cards=cards, runs="first", justify_refusal=justify)
+    from sopbench.report import (
+        LEADERBOARD_FORMATS,
+        build_leaderboard,
+        records_without_trajectory,
+        render_leaderboard,
     )
-    _report_problems(report.errors)
-    baseline = refuse_all_scores(_baseline_tasks(tasks_dir, paths), chosen, justify_refusal=justify)
-    rows = build_leaderboard(scores, baseline=baseline)
-    sys.stdout.write(render_leaderboard(rows, output_format, justified=justify))
-    if compare_protocols:
-        comparison = compare(paths, credit_cards=cards, first_run_only=True)
-        if output_format == "json":
-            sys.stdout.write(json.dumps(comparison.as_dict(), indent=2) + "\n")
-        else:
-            _print_comparison(comparison)
-
-
-def _baseline_tasks(tasks_dir: Path, paths: list[Path]):
     from sopbench.tasks import iter_all_tasks
-    from sopbench.traces import iter_records
 
-    if tasks_dir.is_dir():
-        return list(iter_all_tasks(tasks_dir))
-    seen: dict[tuple[str, str, str], object] = {}
-    for record in iter_records(paths, keep_going=True, on_error=lambda _e: None):
-        key = (record.domain, record.task.goal, record.task.user_prompt)
-        seen.setdefault(key, record.task)
-    errors.print(f"[yellow]{tasks_dir} not found: the refuse-all row uses the {len(seen)} tasks inside the records[/yellow]")
-    return list(seen.values())
-
-
-def render_leaderboard(rows, output_format: str, *, justified: bool = False) -> str:
-    """The leaderboard as markdown, CSV or JSON text (``justified``: with the justified-refusal column)."""
-    from sopbench.domains import PUBLISHED_DOMAINS
-
-    if output_format == "json":
-        return json.dumps([row.as_dict() for row in rows], indent=2) + "\n"
-    present = {d for row in rows for d in row.cells}
-    domains = [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
-    split = ["should succeed", "should refuse", "balanced"] + (["justified refusals"] if justified else [])
-    header = ["model", "mode", "tool list", "user", *domains, "Overall", *split]
-    csv_form = output_format == "csv"
-
-    def cell(passed: int | None, cases: int | None) -> str:
-        if not cases:
-            return ""
-        return f"{passed}/{cases}" if csv_form else f"{100 * passed / cases:.2f} ({cases})"
-
-    def split_cells(row) -> list[str]:
-        pooled = row.pooled
-        if pooled is None:
-            return [""] * len(split)
-        values = [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
-        values.append("" if pooled.balanced is None else f"{100 * pooled.balanced:.2f}")
-        if justified:
-            values.append(cell(*pooled.justified))
-        return values
-
-    lines = []
-    for row in rows:
-        values = [row.model, row.mode, row.tool_list, row.user or ("" if csv_form else "-")]
-        values += [cell(row.cells[d].passed, row.cells[d].cases) if d in row.cells else "" for d in domains]
-        values += [cell(row.overall.passed, row.overall.cases), *split_cells(row)]
-        lines.append(values)
-    if csv_form:
-        import csv
-        import io
-
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(lines)
-        return buffer.getvalue()
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(values) + " |" for values in lines]
-    note = (
-        "\n\nCells: pass rate % (cases). Overall is pooled over all cases of the row; should succeed and "
-        "should refuse split it by the task's expected outcome, and balanced is their mean (50 for refusing "
-        "everything)."
-    )
-    if justified:
-        note += (
-            " Justified refusals: correct refusals made once the agent had called the helpers that reveal a "
-            "violated constraint (none, when the request itself shows it)."
+    job = current_job()
+    chosen = _protocol(protocol, quirk, no_quirk)
+    if output_format not in LEADERBOARD_FORMATS:
+        raise UserError(f"--format {output_format}: choose markdown, csv or json")
+    if compare_protocols and output_format == "csv":
+        raise UserError("--compare does not fit in one CSV table: use --format json (one document) or markdown")
+    cards = _card_choice(bank_cards)
+    files = _trajectory_files(paths)
+    target = job.output(output)
+    if tasks_dir is not None:
+        job.inputs([tasks_dir], "--tasks-dir")
+    folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
+    baseline_tasks = None
+    if tasks_dir is not None or folder.is_dir():
+        baseline_tasks = _read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
+    if not files:
+        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}")
+        return
+    if baseline_tasks is None:
+        err_console().print(f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False)
+    passes = 2 if compare_protocols else 1
+    with job.progress(passes * len(files), "scored") as advance:
+        report = build_leaderboard(
+            files, chosen, tasks=baseline_tasks, credit_cards=cards, justify_refusal=require_justified_refusal,
+            compare_protocols=compare_protocols, min_cases=min_cases, progress=advance, on_problem=job.problem,
         )
-    return "\n".join(out) + note + "\n"
+    named = records_without_trajectory(report.records_without_runs)
+    if named is not None:
+        err_console().print(named.replace("not scored", "not counted"), markup=False)
+    job.finish("every file was scored")
+    job.write_text(target, render_leaderboard(report, output_format))
+    if not target.is_stdout:
+        err_console().print(f"wrote {target}", markup=False)
 
 
-def _print_comparison(comparison) -> None:
-    data = comparison.as_dict()
-    table = Table(title=f"sound vs sopbench on {data['runs']} runs ({data['verdicts_that_differ']} verdicts differ)")
-    for column in ("domain", "sound", "sopbench"):
-        table.add_column(column, justify="left" if column == "domain" else "right")
-    for domain, sound in data["sound"].items():
-        compat = data["sopbench"].get(domain, {})
-        table.add_row(domain, _pct(sound.get("pass_rate")), _pct(compat.get("pass_rate")))
-    console.print(table)
-    quirks = Table(title="verdicts each quirk flips")
-    for column in ("quirk", "turned off from sopbench", "turned on from sound"):
-        quirks.add_column(column, justify="left" if column == "quirk" else "right")
-    for name, flips in data["quirk_flips"].items():
-        quirks.add_row(name, str(flips["off_from_compat"]), str(flips["on_from_sound"]))
-    console.print(quirks)
+# ---- quirks --------------------------------------------------------------------------------------
+@verb(app, name="quirks", epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl")
+def quirks(as_json: Annotated[bool, typer.Option("--json", help="Print them as one JSON document.")] = False) -> None:
+    """The named quirks of the published evaluator, for --quirk and --no-quirk.
+
+    The sopbench protocol is the sound protocol with every quirk on; see docs/protocols.md.
+    """
+    from dataclasses import asdict
+
+    from sopbench.report import TextTable
+    from sopbench.scoring import QUIRKS
+
+    if as_json:
+        sys.stdout.write(json.dumps([asdict(q) for q in QUIRKS.values()], indent=2) + "\n")
+        return
+    table = TextTable("quirks (all on in --protocol sopbench, all off in sound)", ["quirk", "spec", "what it does"])
+    for quirk in QUIRKS.values():
+        table.add_row([quirk.name, quirk.spec, quirk.summary])
+    table.print(out_console())
 
 
+# ---- shared option handling ----------------------------------------------------------------------
+def _protocol(name: str, enable: list[str] | None, disable: list[str] | None):
+    from sopbench.scoring import protocol_by_name
 
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
-def _check_paths(paths: list[Path]) -> None:
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        errors.print(f"[red]no such file or folder:[/red] {', '.join(missing)}")
-        raise typer.Exit(2)
-
-
-def _report_problems(problems: list[str]) -> None:
-    for problem in problems[:20]:
-        errors.print(f"[yellow]skipped:[/yellow] {problem}")
-    if len(problems) > 20:
-        errors.print(f"[yellow]... and {len(problems) - 20} more problems[/yellow]")
+    try:
+        chosen = protocol_by_name(name)
+    except ValueError as exc:
+        raise UserError(f"--protocol {name}: {exc}") from None
+    try:
+        return chosen.with_quirks(enable=enable or [], disable=disable or [])
+    except ValueError as exc:
+        raise UserError(f"--quirk/--no-quirk: {exc} (list them with: sopbench quirks)") from None
 
 
-@contextmanager
-def _progress(total: int, what: str) -> Iterator[Callable[[Path], None]]:
-    """A progress bar over files on stderr (quiet when stderr is not a terminal)."""
-    with Progress(
-        TextColumn(f"{what} {{task.fields[name]}}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=errors, transient=True, disable=not errors.is_terminal,
-    ) as progress:
-        task = progress.add_task(what, total=total, name="")
-        seen = [0]
+def _card_choice(csv_path: Path | None):
+    """The per-file bank card reading from --bank-cards (checked whole before any output is touched)."""
+    if csv_path is None:
+        return None
+    from sopbench.report import read_card_choices
 
-        def advance(path: Path) -> None:
-            if seen[0]:
-                progress.advance(task)
-            seen[0] += 1
-            progress.update(task, name=path.name[:48])
+    current_job().inputs([csv_path], "--bank-cards")
+    try:
+        return read_card_choices(csv_path)
+    except LoadError as exc:
+        raise UserError(f"--bank-cards {csv_path}: {exc.message}") from None
 
-        yield advance
+
+def _trajectory_files(paths: list[Path]) -> list[Path]:
+    """The trajectory files under ``paths``, all declared as inputs (no output may be one of them)."""
+    from sopbench.traces import iter_trajectory_files
+
+    job = current_job()
+    job.inputs(paths)
+    files = list(iter_trajectory_files(paths))
+    job.inputs(files, must_exist=False)
+    return files
+
+
+def _jsonl_output(output: Path, as_json: bool) -> OutputTarget:
+    target = current_job().output(output)
+    if target.is_stdout and as_json:
+        raise UserError("--output - and --json would both print on standard output; name a file for --output")
+    return target
+
+
+def _summary_console(target: OutputTarget):
+    """Where the human summary goes: stdout, unless the data itself is going there."""
+    return err_console() if target.is_stdout else out_console()
+
+
+def _names(paths: list[Path]) -> str:
+    return ", ".join(str(p) for p in paths)
 
 
 def main() -> None:

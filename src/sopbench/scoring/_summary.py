@@ -193,11 +193,15 @@ class LeaderboardCell:
 
 @dataclass
 class LeaderboardRow:
-    """One (model, mode, tool list, user) configuration: a cell per domain and ``Overall``.
+    """One (model, mode, tool list, user) configuration of one folder: a cell per domain and ``Overall``.
 
     ``pooled`` summarizes the row's counted runs: the rates on tasks that must succeed and must be
     refused, their balanced mean and, when judged, justified refusals (None for a row built from
-    rates alone).
+    rates alone). ``folder`` is what sets apart files of the same configuration found in different
+    places (``expA/bank/x.json`` and ``expB/bank/x.json``): the folders above the domain folder.
+    ``files`` lists the trajectory files behind each domain's cell. ``coverage_differs``: the row
+    covers other domains than the agents' rows of the table together; ``below_min_cases``: it has fewer cases than the table requires
+    (listed apart, not ranked).
     """
 
     model: str
@@ -206,6 +210,10 @@ class LeaderboardRow:
     user: str | None
     cells: dict[str, LeaderboardCell] = field(default_factory=dict)
     pooled: DomainSummary | None = None
+    folder: str = ""
+    files: dict[str, list[str]] = field(default_factory=dict)
+    coverage_differs: bool = False
+    below_min_cases: bool = False
 
     @property
     def overall(self) -> LeaderboardCell:
@@ -230,10 +238,16 @@ class LeaderboardRow:
             "should_refuse": None if pooled is None else pooled.refuse_rate.as_dict(),
             "balanced": None if pooled is None else pooled.balanced,
             "justified_refusal": None if justified is None else justified.as_dict(),
+            "folder": self.folder,
+            "files": {d: list(names) for d, names in self.files.items()},
+            "domains_covered": sorted(self.cells),
+            "coverage_differs": self.coverage_differs,
+            "below_min_cases": self.below_min_cases,
         }
 
 
 REFUSE_ALL_MODEL = "refuse-all"
+RowKey = tuple[str, str, str, str | None, str]  # model, mode, tool list, user, folder
 
 
 def leaderboard(
@@ -241,37 +255,72 @@ def leaderboard(
     *,
     baseline: Mapping[str, Rate] | Iterable[RunScore] | None = None,
     first_run_only: bool = True,
+    min_cases: int = 0,
 ) -> list[LeaderboardRow]:
-    """One row per configuration from the trajectory file names, best Overall first.
+    """One row per configuration and folder, ranked so that only comparable rows compete.
 
-    The published table counts each task's first run (``first_run_only``). ``baseline`` adds the
-    refuse-all row: its scores (``refuse_all_scores``, then the row has the split rates too) or
-    its rates per domain (``refuse_all_baseline``).
+    Rows come from the trajectory file names (``RunScore.source``): files of one configuration
+    pool into one row when they sit in the same place (``<folder>/<domain>/<file>``); the same
+    configuration in two folders gives two rows. The published table counts each task's first run
+    (``first_run_only``). ``baseline`` adds the refuse-all row: its scores (``refuse_all_scores``,
+    then the row has the split rates too) or its rates per domain (``refuse_all_baseline``).
+
+    Ranking: rows covering every domain of the table come first, best Overall first; then rows
+    covering fewer domains (``coverage_differs``), grouped by the domains they cover (most first)
+    and ranked by Overall within a group, so that no row is ranked by a pooled rate over other
+    domains than its neighbours'. Rows with fewer than ``min_cases`` cases are set apart
+    (``below_min_cases``) after all others.
     """
-    groups: dict[tuple[str, str, str, str | None], list[RunScore]] = {}
+    groups: dict[RowKey, list[RunScore]] = {}
     for score in scores:
         if not first_run_only or score.run == 0:
-            groups.setdefault(_configuration(score.source), []).append(score)
-    out = [_row(config, summarize(group)) for config, group in groups.items()]
+            groups.setdefault(_row_key(score), []).append(score)
+    out = [_row(key, group) for key, group in groups.items()]
     if isinstance(baseline, Mapping):
         rates = {d: LeaderboardCell(r.passed, r.total) for d, r in baseline.items() if d != ALL_DOMAINS}
         out.append(LeaderboardRow(REFUSE_ALL_MODEL, "-", "-", None, rates))
     elif baseline is not None:
-        out.append(_row((REFUSE_ALL_MODEL, "-", "-", None), summarize(baseline)))
-    out.sort(key=lambda row: (-row.overall.rate, row.model, row.mode, row.tool_list, row.user or ""))
+        out.append(_row((REFUSE_ALL_MODEL, "-", "-", None, ""), list(baseline)))
+    # The table's coverage is what the agents' rows cover; the baseline covers whatever task files
+    # it was given, so it does not widen it.
+    agents = [row for row in out if row.model != REFUSE_ALL_MODEL] or out
+    table_domains = {d for row in agents for d in row.cells}
+    for row in out:
+        row.coverage_differs = set(row.cells) != table_domains
+        row.below_min_cases = row.overall.cases < min_cases
+    out.sort(key=_rank)
     return out
 
 
-def _row(config: tuple[str, str, str, str | None], summary: Summary) -> LeaderboardRow:
+def _rank(row: LeaderboardRow) -> tuple[Any, ...]:
+    coverage = (-len(row.cells), tuple(sorted(row.cells))) if row.coverage_differs else ()
+    names = (row.model, row.mode, row.tool_list, row.user or "", row.folder)
+    return (row.below_min_cases, row.coverage_differs, coverage, -row.overall.rate, names)
+
+
+def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
+    summary = summarize(scores)
     cells = {d: LeaderboardCell(part.passed, part.runs) for d, part in summary.domains.items() if d != ALL_DOMAINS}
-    return LeaderboardRow(*config, cells, pooled=summary.overall)
+    files: dict[str, list[str]] = {}
+    for score in scores:
+        names = files.setdefault(score.domain, [])
+        if score.source not in names:
+            names.append(score.source)
+    *config, folder = key
+    return LeaderboardRow(*config, cells, pooled=summary.overall, folder=folder, files=files)  # type: ignore[arg-type]
 
 
-def _configuration(source: str) -> tuple[str, str, str, str | None]:
+def _row_key(score: RunScore) -> RowKey:
+    path = Path(score.source)
+    folder = path.parent.parent if path.parent.name == score.domain else path.parent
+    return (*_configuration(path), "" if str(folder) == "." else folder.as_posix())
+
+
+def _configuration(path: Path) -> tuple[str, str, str, str | None]:
     try:
-        parsed = parse_trajectory_file_name(Path(source))
+        parsed = parse_trajectory_file_name(path)
     except Exception:  # noqa: BLE001 - a file named otherwise is its own configuration
-        return (source or "(unnamed)", "?", "?", None)
+        return (path.name or "(unnamed)", "?", "?", None)
     return (parsed.assistant_model, parsed.tool_call_mode, parsed.tool_list, parsed.user_model)
 
 

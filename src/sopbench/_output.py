@@ -1,0 +1,399 @@
+"""The contract every ``sopbench`` verb keeps: safe outputs, honest exit codes, one-line errors.
+
+A verb is a function decorated with ``@verb(app)``. The decorator registers it as a command, gives it
+``--problems FILE``, and runs it inside a ``Job``:
+
+- the verb declares its inputs (``job.inputs``) and outputs (``job.output``) before it writes
+  anything; every check (missing input, output that is an input, missing or read-only folder, a
+  directory as output) fails with a ``UserError``: one line on stderr, exit 2;
+- it writes each output with ``job.write(target)``: a temporary file beside the target, renamed into
+  place only when complete (``-`` is standard output);
+- it records what it skipped with ``job.problem`` and what it found nothing to do with
+  ``job.nothing_to_do``; the terminal shows the first 20 problems and the count, ``--problems`` gets
+  them all;
+- ``job.progress`` draws a progress bar on stderr when stderr is a terminal, and keeps ``job.done``
+  (what was finished) up to date for the message after Ctrl-C.
+
+Exit codes: 0 every input was read and used; 1 finished, but inputs were skipped or there was nothing
+to do (or an unexpected error); 2 usage error (a bad option, or an input or output path that cannot
+be used); 130 interrupted (Ctrl-C). ``--debug`` (a global option) shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+import typer.core
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "EXIT_USAGE",
+    "PROBLEMS_SHOWN",
+    "STDOUT",
+    "Job",
+    "OutputTarget",
+    "UserError",
+    "current_job",
+    "err_console",
+    "out_console",
+    "set_debug",
+    "verb",
+]
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1  # finished, but inputs were skipped or there was nothing to do
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+PROBLEMS_SHOWN = 20
+STDOUT = "-"
+
+
+class UserError(Exception):
+    """A mistake the user can fix: printed as one line (no traceback), exit ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def out_console() -> Console:
+    """Standard output. Lines are never hard-wrapped (a pipe or file gets them whole)."""
+    return Console(soft_wrap=True, highlight=False)
+
+
+def err_console() -> Console:
+    """Standard error, for messages and progress; lines are never hard-wrapped."""
+    return Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+_debug: ContextVar[bool] = ContextVar("sopbench_debug", default=False)
+_job: ContextVar[Job | None] = ContextVar("sopbench_job", default=None)
+
+
+def set_debug(on: bool) -> None:
+    """``--debug``: show the traceback of every error."""
+    _debug.set(on)
+
+
+def current_job() -> Job:
+    job = _job.get()
+    if job is None:
+        raise RuntimeError("no sopbench verb is running")
+    return job
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """True when two spellings name one file (symlinks, ``..``, hard links)."""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """A checked output: a file path, or standard output (``path is None``)."""
+
+    path: Path | None
+    option: str
+
+    @property
+    def is_stdout(self) -> bool:
+        return self.path is None
+
+    def __str__(self) -> str:
+        return "standard output" if self.path is None else str(self.path)
+
+
+@dataclass
+class Job:
+    """One run of one verb: its inputs, outputs, problems, and what it has finished so far."""
+
+    name: str
+    problems: list[str] = field(default_factory=list)
+    done: str = "nothing was finished"
+    nothing: str | None = None  # why there was nothing to do
+    written: list[str] = field(default_factory=list)
+    _inputs: list[tuple[Path, str]] = field(default_factory=list)
+    _outputs: list[OutputTarget] = field(default_factory=list)
+
+    # -- declaring inputs and outputs (before anything is written) --------------------------------
+    def inputs(self, paths: Iterable[Path], option: str = "argument", *, must_exist: bool = True) -> None:
+        """Declare files or folders the verb reads; each must exist. Outputs may not be one of them
+        (nor a file inside one of the folders)."""
+        for path in paths:
+            path = Path(path)
+            if must_exist and not path.exists():
+                raise UserError(f"{option} {path}: no such file or folder")
+            if path.exists() and not os.access(path, os.R_OK):
+                raise UserError(f"{option} {path}: not readable (check its permissions)")
+            self._inputs.append((path, option))
+            for target in self._outputs:
+                self._refuse_overlap(target, path, option)
+
+    def output(
+        self, path: Path | str | None, option: str = "--output", *, stdout_ok: bool = True
+    ) -> OutputTarget:
+        """Check an output path now, before any output is touched; ``-`` is standard output."""
+        if path is None:
+            target = OutputTarget(None, option)
+        elif str(path) == STDOUT:
+            if not stdout_ok:
+                raise UserError(f"{option} -: this output cannot go to standard output; name a file")
+            target = OutputTarget(None, option)
+        else:
+            target = OutputTarget(Path(path), option)
+            self._check_writable(target)
+            for input_path, input_option in self._inputs:
+                self._refuse_overlap(target, input_path, input_option)
+        for other in self._outputs:
+            if other.path is None and target.path is None:
+                raise UserError(
+                    f"{other.option} and {option} both write to standard output; name a file for one"
+                )
+            if other.path is not None and target.path is not None and _same_file(other.path, target.path):
+                raise UserError(f"{other.option} and {option} name the same file {target.path}")
+        self._outputs.append(target)
+        return target
+
+    @staticmethod
+    def _check_writable(target: OutputTarget) -> None:
+        path, option = target.path, target.option
+        assert path is not None
+        if path.is_dir():
+            raise UserError(f"{option} {path}: is a folder; name a file inside it")
+        folder = path.parent
+        if not folder.exists():
+            raise UserError(f"{option} {path}: folder {folder} does not exist (create it first)")
+        if not folder.is_dir():
+            raise UserError(f"{option} {path}: {folder} is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(f"{option} {path}: folder {folder} is not writable (choose another place)")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise UserError(f"{option} {path}: the file is read-only (choose another name)")
+
+    @staticmethod
+    def _refuse_overlap(target: OutputTarget, input_path: Path, input_option: str) -> None:
+        if target.path is None:
+            return
+        if _same_file(target.path, input_path):
+            raise UserError(
+                f"{target.option} {target.path} is also an input ({input_option}); "
+                "writing it would destroy the input: choose another output name"
+            )
+
+    # -- writing ----------------------------------------------------------------------------------
+    @contextmanager
+    def write(self, target: OutputTarget) -> Iterator[IO[bytes]]:
+        """A binary file for ``target``: a temporary file beside it, renamed into place only when the
+        block completes. On any error or an interrupt the temporary file is removed and an existing
+        file under the target's name is left as it was."""
+        if target.path is None:
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
+            return
+        path = target.path
+        try:
+            handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, renamed on success
+                mode="wb", dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False
+            )
+        except OSError as exc:
+            raise UserError(f"{target.option} {path}: cannot write ({exc.strerror or exc})") from exc
+        temporary = Path(handle.name)
+        try:
+            with handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            _give_mode(temporary, path)
+            os.replace(temporary, path)
+        except BaseException as exc:
+            temporary.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+                raise UserError(
+                    f"{target.option} {path}: cannot write ({exc.strerror or exc})", EXIT_PARTIAL
+                ) from exc
+            raise
+        self.written.append(str(path))
+
+    def write_text(self, target: OutputTarget, text: str) -> None:
+        with self.write(target) as sink:
+            sink.write(text.encode())
+
+    # -- what happened ------------------------------------------------------------------------------
+    def problem(self, text: str) -> None:
+        """An input (file, record, run) that was skipped; the verb goes on."""
+        self.problems.append(text)
+
+    def nothing_to_do(self, why: str) -> None:
+        """The verb finished without anything to use (exit 1)."""
+        self.nothing = why
+
+    @contextmanager
+    def progress(self, total: int, what: str, unit: str = "files") -> Iterator[Callable[[str], None]]:
+        """``advance(name)`` after each item: a bar on stderr (terminal only) and ``done`` kept current."""
+        console = err_console()
+        count = [0]
+        self.done = f"0 of {total} {unit} {what}"
+        with Progress(
+            TextColumn(f"{escape(what)} {{task.fields[name]}}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        ) as bar:
+            task = bar.add_task(what, total=total, name="")
+
+            def advance(name: str) -> None:
+                count[0] += 1
+                self.done = f"{count[0]} of {total} {unit} {what}"
+                bar.update(task, advance=1, name=escape(name[-48:]))
+
+            yield advance
+
+    def finish(self, text: str) -> None:
+        """Say what is finished (shown if the user interrupts what comes next)."""
+        self.done = text
+
+
+def _give_mode(temporary: Path, final: Path) -> None:
+    """The permissions a plain ``open(final, "w")`` would have given (temporary files are 0600)."""
+    try:
+        mode = final.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(temporary, mode)
+
+
+ProblemsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--problems",
+        metavar="FILE",
+        help="Write every problem (skipped file, record or run) to FILE, one per line.",
+        show_default=False,
+    ),
+]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose help names arguments by their metavar alone (typer adds ``<list[Path]>``)."""
+
+    def get_help(self, ctx: Any) -> str:
+        return _ARGUMENT_TYPE.sub(lambda m: m[1] + " " * (len(m[0]) - len(m[1])), super().get_help(ctx))
+
+
+_ARGUMENT_TYPE = re.compile(r"^(  [A-Z][A-Z_.]*) <[^>\n]+>", re.MULTILINE)
+
+
+def verb(app: typer.Typer, **command_options: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``function`` as a command of ``app`` that keeps the contract (see the module doc).
+
+    The function gets ``--problems FILE`` added; it reaches its ``Job`` with ``current_job()``.
+    """
+
+    def register(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function, eval_str=True)
+        parameters = [*signature.parameters.values()]
+        parameters.append(
+            inspect.Parameter(
+                "problems_file", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ProblemsOption
+            )
+        )
+
+        @functools.wraps(function)
+        def command(*args: Any, problems_file: Path | None = None, **kwargs: Any) -> None:
+            job = Job(command_options.get("name") or function.__name__)
+            code = run_job(job, lambda: function(*args, **kwargs), problems_file)
+            if code:
+                raise typer.Exit(code)
+
+        command.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        app.command(cls=_Command, **command_options)(command)
+        return function
+
+    return register
+
+
+def run_job(job: Job, body: Callable[[], None], problems_file: Path | None = None) -> int:
+    """Run ``body`` as ``job`` and return its exit code, printing errors and problems on stderr."""
+    errors = err_console()
+    token = _job.set(job)
+    try:
+        problems_target = job.output(problems_file, "--problems", stdout_ok=False) if problems_file else None
+        body()
+        _show_problems(errors, job.problems, problems_file)
+        if problems_target is not None:
+            job.write_text(problems_target, "".join(f"{p}\n" for p in job.problems))
+        if job.nothing is not None:
+            errors.print(f"nothing to do: {job.nothing}", markup=False)
+            return EXIT_PARTIAL
+        return EXIT_PARTIAL if job.problems else EXIT_OK
+    except UserError as exc:
+        _show_traceback(errors)
+        errors.print(f"error: {exc}", markup=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _show_traceback(errors)
+        kept = f"; written: {', '.join(job.written)}" if job.written else ""
+        errors.print(
+            f"interrupted: {job.done}{kept}; no output was left half-written (existing files are as they were)",
+            markup=False,
+        )
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our standard output went away (`| head`): not an error of ours to report.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PARTIAL
+    except typer.Exit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with --debug
+        _show_traceback(errors)
+        errors.print(
+            f"error: unexpected {type(exc).__name__}: {exc} (this is a bug; rerun with --debug for the traceback)",
+            markup=False,
+        )
+        return EXIT_PARTIAL
+    finally:
+        _job.reset(token)
+
+
+def _show_traceback(errors: Console) -> None:
+    if _debug.get():
+        errors.print(traceback.format_exc(), markup=False, end="")
+
+
+def _show_problems(errors: Console, problems: list[str], problems_file: Path | None) -> None:
+    for problem in problems[:PROBLEMS_SHOWN]:
+        errors.print(f"skipped: {problem}", markup=False)
+    if len(problems) > PROBLEMS_SHOWN:
+        where = f"all of them in {problems_file}" if problems_file else "see them all with --problems FILE"
+        errors.print(f"... {len(problems)} problems in all ({where})", markup=False)
+    elif problems:
+        errors.print(
+            f"{len(problems)} problem(s)" + (f", listed in {problems_file}" if problems_file else ""),
+            markup=False,
+        )

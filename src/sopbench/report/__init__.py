@@ -1,0 +1,54 @@
+"""What each ``sopbench`` verb computes and how it is shown: one library function per verb, and the
+renderers of its results (rich tables on a terminal, markdown elsewhere; CSV and JSON documents).
+
+>>> from pathlib import Path
+>>> from sopbench.report import build_leaderboard, render_leaderboard
+>>> from sopbench.scoring import SOUND
+>>> from sopbench.traces import iter_trajectory_files
+>>> files = list(iter_trajectory_files("../shared/sopbench/trajectories/dmv"))  # doctest: +SKIP
+>>> print(render_leaderboard(build_leaderboard(files, SOUND), "markdown"))  # doctest: +SKIP
+
+The command line only parses options, checks paths and calls these; tests call them directly.
+"""
+
+from ._cards import CARD_READINGS, CardChoice, read_card_choices
+from ._diagnosis import DiagnosisReport, domains_of, load_domain_tasks, run_diagnosis
+from ._evaluation import EvaluationReport, evaluate_files
+from ._leaderboard import (
+    DEFAULT_MIN_CASES,
+    LEADERBOARD_FORMATS,
+    LeaderboardReport,
+    build_leaderboard,
+    compare_files,
+    comparison_tables,
+    render_leaderboard,
+    tasks_in_records,
+)
+from ._replay import ReplayReport, replay_files
+from ._table import TextTable, percent, rate_text, records_without_trajectory
+
+__all__ = [
+    "CARD_READINGS",
+    "DEFAULT_MIN_CASES",
+    "LEADERBOARD_FORMATS",
+    "CardChoice",
+    "DiagnosisReport",
+    "EvaluationReport",
+    "LeaderboardReport",
+    "ReplayReport",
+    "TextTable",
+    "build_leaderboard",
+    "compare_files",
+    "comparison_tables",
+    "domains_of",
+    "evaluate_files",
+    "load_domain_tasks",
+    "percent",
+    "rate_text",
+    "read_card_choices",
+    "records_without_trajectory",
+    "render_leaderboard",
+    "replay_files",
+    "run_diagnosis",
+    "tasks_in_records",
+]

@@ -1,0 +1,283 @@
+"""``sopbench leaderboard``: the published table recomputed from trajectory files, rendered as
+markdown, CSV or JSON (one document, the protocol comparison inside it when asked for)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sopbench.domains import PUBLISHED_DOMAINS
+from sopbench.scoring import (
+    Comparison,
+    LeaderboardRow,
+    Protocol,
+    RunScore,
+    ScoringReport,
+    compare,
+    leaderboard,
+    refuse_all_scores,
+    score_paths,
+)
+from sopbench.tasks import Task
+from sopbench.traces import iter_records
+
+from ._cards import CardChoice
+from ._table import TextTable, percent
+
+LEADERBOARD_FORMATS = ("markdown", "csv", "json")
+DEFAULT_MIN_CASES = 20
+COVERAGE_MARK = "†"
+SPLIT_COLUMNS = ["should succeed", "should refuse", "balanced"]
+
+
+@dataclass
+class LeaderboardReport:
+    """The rows (ranked first, rows under ``min_cases`` last), and the comparison when asked for."""
+
+    rows: list[LeaderboardRow]
+    protocol: str
+    justified: bool = False
+    min_cases: int = DEFAULT_MIN_CASES
+    comparison: Comparison | None = None
+    baseline_tasks: str = ""  # where the refuse-all row's tasks came from
+    records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # (file, record)
+
+    @property
+    def ranked(self) -> list[LeaderboardRow]:
+        return [row for row in self.rows if not row.below_min_cases]
+
+    @property
+    def apart(self) -> list[LeaderboardRow]:
+        return [row for row in self.rows if row.below_min_cases]
+
+    @property
+    def domains(self) -> list[str]:
+        present = {d for row in self.rows for d in row.cells}
+        return [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
+
+
+def build_leaderboard(
+    files: list[Path],
+    protocol: Protocol,
+    *,
+    tasks: Iterable[Task] | None = None,
+    credit_cards: CardChoice | None = None,
+    justify_refusal: bool = False,
+    compare_protocols: bool = False,
+    min_cases: int = DEFAULT_MIN_CASES,
+    progress: Callable[[str], None] | None = None,
+    on_problem: Callable[[str], None] | None = None,
+) -> LeaderboardReport:
+    """Score the first run of every record of ``files``, add the refuse-all row over ``tasks`` (default:
+    the tasks inside the records), and with ``compare_protocols`` score every run under both protocols
+    and each quirk toggled alone (``progress`` is called once per file for each pass)."""
+    scoring = ScoringReport()
+    scores: list[RunScore] = []
+    for file in files:
+        before = len(scoring.errors)
+        # Rows are keyed by the file's path as found, so that files of one configuration in two
+        # different folders never pool into one row.
+        scores += [
+            replace(score, source=file.as_posix())
+            for score in score_paths(
+                [file],
+                protocol,
+                report=scoring,
+                credit_cards=credit_cards,
+                runs="first",
+                justify_refusal=justify_refusal,
+            )
+        ]
+        for problem in scoring.errors[before:]:
+            if on_problem is not None:
+                on_problem(problem)
+        if progress is not None:
+            progress(file.name)
+    source = "the task files"
+    if tasks is None:
+        tasks, source = tasks_in_records(files), "the tasks inside the records"
+    baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
+    rows = leaderboard(scores, baseline=baseline, min_cases=min_cases)
+    if on_problem is not None:
+        for row in rows:
+            for domain, names in row.files.items():
+                if len(names) > 1:
+                    on_problem(
+                        f"{', '.join(names)}: several files for {domain} in one row ({row.model}); pooled"
+                    )
+    comparison = None
+    if compare_protocols:
+        comparison = compare_files(files, credit_cards=credit_cards, progress=progress)
+        if on_problem is not None:
+            for problem in comparison.errors:
+                if problem not in scoring.errors:
+                    on_problem(problem)
+    return LeaderboardReport(
+        rows=rows,
+        protocol=str(protocol),
+        justified=justify_refusal,
+        min_cases=min_cases,
+        comparison=comparison,
+        baseline_tasks=source,
+        records_without_runs=list(scoring.records_without_runs),
+    )
+
+
+def compare_files(
+    files: list[Path],
+    *,
+    credit_cards: CardChoice | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Comparison:
+    """``sopbench.scoring.compare`` over the first run of each record, with a call per file."""
+    if progress is None:
+        return compare(files, credit_cards=credit_cards, first_run_only=True)
+
+    def choose_and_tell(path: Path) -> str | None:
+        # compare() asks for the card reading once per loaded file, just before scoring it: the
+        # one hook it offers to follow its progress.
+        progress(path.name)
+        return credit_cards(path) if credit_cards is not None else None
+
+    return compare(files, credit_cards=choose_and_tell, first_run_only=True)
+
+
+def tasks_in_records(files: Iterable[Path]) -> list[Task]:
+    """Each distinct task (domain, goal, prompt) of the records, in order of first appearance."""
+    seen: dict[tuple[str, str, str], Task] = {}
+    for record in iter_records(list(files), keep_going=True, on_error=lambda _error: None):
+        seen.setdefault((record.domain, record.task.goal, record.task.user_prompt), record.task)
+    return list(seen.values())
+
+
+# ---- rendering -----------------------------------------------------------------------------------
+def render_leaderboard(report: LeaderboardReport, output_format: str = "markdown") -> str:
+    """The leaderboard as one markdown, CSV or JSON document.
+
+    JSON: the list of rows; with a comparison, an object ``{"leaderboard": [...], "comparison": {...}}``.
+    CSV cannot hold the comparison (``ValueError``).
+    """
+    if output_format == "json":
+        rows = [row.as_dict() for row in report.rows]
+        if report.comparison is None:
+            return json.dumps(rows, indent=2) + "\n"
+        return json.dumps({"leaderboard": rows, "comparison": report.comparison.as_dict()}, indent=2) + "\n"
+    if output_format == "csv":
+        if report.comparison is not None:
+            raise ValueError("the protocol comparison does not fit in one CSV table")
+        return _csv(report)
+    if output_format == "markdown":
+        return _markdown(report)
+    raise ValueError(f"unknown format {output_format!r} (expected {', '.join(LEADERBOARD_FORMATS)})")
+
+
+def _header(report: LeaderboardReport) -> list[str]:
+    split = SPLIT_COLUMNS + (["justified refusals"] if report.justified else [])
+    return ["model", "mode", "tool list", "user", *report.domains, "Overall", *split]
+
+
+def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
+    def cell(passed: int | None, cases: int | None) -> str:
+        if not cases:
+            return ""
+        return f"{passed}/{cases}" if csv_form else f"{100 * passed / cases:.2f} ({cases})"
+
+    model = row.model
+    if not csv_form:
+        if _ambiguous(report, row):
+            model += f" [{row.folder or '.'}]"
+        if row.coverage_differs:
+            model += f" {COVERAGE_MARK}"
+    values = [model, row.mode, row.tool_list, row.user or ("" if csv_form else "-")]
+    values += [
+        cell(row.cells[d].passed, row.cells[d].cases) if d in row.cells else "" for d in report.domains
+    ]
+    values.append(cell(row.overall.passed, row.overall.cases))
+    pooled = row.pooled
+    if pooled is None:
+        return values + [""] * (len(SPLIT_COLUMNS) + report.justified)
+    values += [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
+    values.append("" if pooled.balanced is None else f"{100 * pooled.balanced:.2f}")
+    if report.justified:
+        values.append(cell(*pooled.justified))
+    return values
+
+
+def _ambiguous(report: LeaderboardReport, row: LeaderboardRow) -> bool:
+    key = (row.model, row.mode, row.tool_list, row.user)
+    return sum((r.model, r.mode, r.tool_list, r.user) == key for r in report.rows) > 1
+
+
+def _csv(report: LeaderboardReport) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    # Columns after the published ones: where the row's files are, and how it was ranked.
+    writer.writerow([*_header(report), "folder", "coverage", "ranked"])
+    for row in report.rows:
+        coverage = "partial: " + " ".join(sorted(row.cells)) if row.coverage_differs else "full"
+        ranked = f"no: fewer than {report.min_cases} cases" if row.below_min_cases else "yes"
+        writer.writerow([*_values(report, row, csv_form=True), row.folder, coverage, ranked])
+    return buffer.getvalue()
+
+
+def _markdown_rows(report: LeaderboardReport, rows: list[LeaderboardRow]) -> list[str]:
+    header = _header(report)
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(_values(report, row, csv_form=False)) + " |" for row in rows]
+
+
+def _markdown(report: LeaderboardReport) -> str:
+    out = _markdown_rows(report, report.ranked)
+    note = (
+        "\n\nCells: pass rate % (cases). Overall is pooled over all cases of the row; should succeed and "
+        "should refuse split it by the task's expected outcome, and balanced is their mean (50 for refusing "
+        "everything)."
+    )
+    if report.justified:
+        note += (
+            " Justified refusals: correct refusals made once the agent had called the helpers that reveal a "
+            "violated constraint (none, when the request itself shows it)."
+        )
+    if any(row.coverage_differs for row in report.rows):
+        note += (
+            f" {COVERAGE_MARK} The row covers other domains than the agents' rows together: its Overall "
+            "pools other cases, so it is ranked after the rows that cover those domains exactly, among rows "
+            "covering the same domains."
+        )
+    text = "\n".join(out) + note + "\n"
+    if report.apart:
+        text += (
+            f"\nRows with fewer than {report.min_cases} cases (not ranked):\n\n"
+            + "\n".join(_markdown_rows(report, report.apart))
+            + "\n"
+        )
+    if report.comparison is not None:
+        text += "\n" + "\n".join(table.markdown() for table in comparison_tables(report.comparison))
+    return text
+
+
+def comparison_tables(comparison: Comparison) -> list[TextTable]:
+    """Pass rates under both protocols per domain, and how many verdicts each quirk flips."""
+    data = comparison.as_dict()
+    rates = TextTable(
+        f"sound vs sopbench on {data['runs']} runs ({data['verdicts_that_differ']} verdicts differ)",
+        ["domain", "sound", "sopbench"],
+    )
+    for domain, sound in data["sound"].items():
+        rates.add_row(
+            [
+                domain,
+                percent(sound.get("pass_rate")),
+                percent(data["sopbench"].get(domain, {}).get("pass_rate")),
+            ]
+        )
+    flips = TextTable(
+        "verdicts each quirk flips", ["quirk", "turned off from sopbench", "turned on from sound"]
+    )
+    for name, counts in data["quirk_flips"].items():
+        flips.add_row([name, str(counts["off_from_compat"]), str(counts["on_from_sound"])])
+    return [rates, flips]
