@@ -268,7 +268,7 @@ def leaderboard(
     Ranking: rows covering every domain of the table come first, best Overall first; then rows
     covering fewer domains (``coverage_differs``), grouped by the domains they cover (most first)
     and ranked by Overall within a group, so that no row is ranked by a pooled rate over other
-    domains than its neighbours'. Rows with fewer than ``min_cases`` cases are set apart
+    domains than its neighbours'. Agents' rows with fewer than ``min_cases`` cases are set apart
     (``below_min_cases``) after all others.
     """
     groups: dict[RowKey, list[RunScore]] = {}
@@ -287,7 +287,8 @@ def leaderboard(
     table_domains = {d for row in agents for d in row.cells}
     for row in out:
         row.coverage_differs = set(row.cells) != table_domains
-        row.below_min_cases = row.overall.cases < min_cases
+        # The baseline covers the task files given, whatever their size: it stays in the table.
+        row.below_min_cases = row.model != REFUSE_ALL_MODEL and row.overall.cases < min_cases
     out.sort(key=_rank)
     return out
 

@@ -1,0 +1,96 @@
+"""sopbench.report: the functions behind the verbs, called as a library."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from sopbench.report import (
+    TextTable,
+    build_leaderboard,
+    evaluate_files,
+    read_card_choices,
+    records_without_trajectory,
+    render_leaderboard,
+)
+from sopbench.scoring import SOUND
+from sopbench.tasks import LoadError
+from sopbench.traces import iter_trajectory_files
+
+FILE_NAME = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+
+
+@pytest.fixture
+def files(tmp_path, make_record) -> list[Path]:
+    folder = tmp_path / "bank"
+    folder.mkdir()
+    empty = make_record()
+    empty["interactions"] = []
+    (folder / FILE_NAME).write_text(json.dumps([make_record(), empty, make_record()]))
+    return list(iter_trajectory_files(tmp_path))
+
+
+def test_evaluate_files_writes_each_score_and_names_records_without_runs(files):
+    written, done = [], []
+    report = evaluate_files(files, SOUND, written.append, progress=done.append)
+    assert [score.record for score in written] == [0, 2] and done == [FILE_NAME]
+    assert report.as_dict()["records_without_trajectory"] == [{"source": FILE_NAME, "record": 1}]
+    assert report.notes()[-1] == f"1 records have no trajectory (not scored): {FILE_NAME}: 1 (records 1)"
+
+
+def test_leaderboard_documents(files, make_task):
+    from sopbench.tasks import task_from_json
+
+    tasks = [task_from_json(make_task(), domain="bank")]
+    report = build_leaderboard(files, SOUND, tasks=tasks, min_cases=0)
+    rows = list(csv.reader(io.StringIO(render_leaderboard(report, "csv"))))
+    assert rows[0][-3:] == ["folder", "coverage", "ranked"]
+    # Both fail the one task: equal rates, so the names decide.
+    assert [(row[0], row[4]) for row in rows[1:]] == [("gpt-4o", "0/2"), ("refuse-all", "0/1")]
+    assert [row["model"] for row in json.loads(render_leaderboard(report, "json"))] == [
+        "gpt-4o",
+        "refuse-all",
+    ]
+    assert render_leaderboard(report, "markdown").startswith(
+        "| model | mode | tool list | user | bank | Overall |"
+    )
+    compared = build_leaderboard(files, SOUND, tasks=tasks, compare_protocols=True)
+    assert set(json.loads(render_leaderboard(compared, "json"))) == {"leaderboard", "comparison"}
+    with pytest.raises(ValueError, match="CSV"):
+        render_leaderboard(compared, "csv")
+
+
+def test_a_table_is_markdown_off_a_terminal_and_rich_on_one():
+    table = TextTable("title", ["name", "count"])
+    table.add_row(["a-rather-long-domain-name-that-a-narrow-table-would-cut", "12345"])
+    piped = Console(file=io.StringIO(), width=20, force_terminal=False)
+    table.print(piped)
+    assert "| a-rather-long-domain-name-that-a-narrow-table-would-cut | 12345 |" in piped.file.getvalue()
+    terminal = Console(file=io.StringIO(), width=30, force_terminal=True)
+    table.print(terminal)
+    assert "┃" in terminal.file.getvalue() or "│" in terminal.file.getvalue()
+
+
+def test_card_choices_are_validated(tmp_path):
+    good = tmp_path / "cards.csv"
+    good.write_text(f"file,credit_cards_as_when_scored\n{FILE_NAME},dict\n")
+    choose = read_card_choices(good)
+    assert choose(Path("bank") / (FILE_NAME + ".gz")) == "dict" and choose(Path("other.json")) is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"file,credit_cards_as_when_scored\n{FILE_NAME},banana\n")
+    with pytest.raises(LoadError, match="line 2: 'banana'"):
+        read_card_choices(bad)
+
+
+def test_records_without_trajectory_are_grouped_by_file():
+    assert records_without_trajectory([]) is None
+    line = records_without_trajectory([("a.json", i) for i in range(12)] + [("b.json", 3)])
+    assert line == (
+        "13 records have no trajectory (not scored): a.json: 12 (records 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...); "
+        "b.json: 1 (records 3)"
+    )
