@@ -239,9 +239,10 @@ class Job:
             sink.write(text.encode())
 
     # -- what happened ------------------------------------------------------------------------------
-    def problem(self, text: str) -> None:
-        """An input (file, record, run) that was skipped; the verb goes on."""
-        self.problems.append(text)
+    def problem(self, text: str, kind: str = "skipped") -> None:
+        """Something the verb could not use (by default an input it skipped: a file, record or run)
+        or did not expect (``kind``); the verb goes on, and exits 1 at the end."""
+        self.problems.append(f"{kind}: {text}")
 
     def nothing_to_do(self, why: str) -> None:
         """The verb finished without anything to use (exit 1)."""
@@ -267,7 +268,7 @@ class Job:
             def advance(name: str) -> None:
                 count[0] += 1
                 self.done = f"{count[0]} of {total} {unit} {what}"
-                bar.update(task, advance=1, name=escape(name[-48:]))
+                bar.update(task, advance=1, name=escape(name[:48]))
 
             yield advance
 
@@ -388,7 +389,7 @@ def _show_traceback(errors: Console) -> None:
 
 def _show_problems(errors: Console, problems: list[str], problems_file: Path | None) -> None:
     for problem in problems[:PROBLEMS_SHOWN]:
-        errors.print(f"skipped: {problem}", markup=False)
+        errors.print(problem, markup=False)
     if len(problems) > PROBLEMS_SHOWN:
         where = f"all of them in {problems_file}" if problems_file else "see them all with --problems FILE"
         errors.print(f"... {len(problems)} problems in all ({where})", markup=False)

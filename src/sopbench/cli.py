@@ -128,7 +128,7 @@ def diagnose(
         for note in result.notes():
             console.print(note, markup=False)
     for surprise in result.surprises:
-        job.problem(f"unexpected verdict: {surprise}")
+        job.problem(surprise, kind="unexpected verdict")
     if not result.surprises and not as_json:
         console.print("every verdict is the expected one", markup=False)
 
@@ -152,28 +152,11 @@ def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
     """
     from sopbench.report import replay_files
 
-    job = current_job()
-    files = _trajectory_files(paths)
-    target = _jsonl_output(output, as_json)
-    if not files:
-        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}; {target} not written")
-        return
-    with job.progress(len(files), "replayed") as advance, job.write(target) as sink:
-        result = replay_files(
-            files,
-            lambda run: sink.write(orjson.dumps(run.to_json(), option=orjson.OPT_NON_STR_KEYS) + b"\n"),
-            progress=advance,
-            on_problem=job.problem,
-        )
-    job.finish(f"{result.runs} runs replayed, written to {target}")
-    if result.runs == 0:
-        job.nothing_to_do("no run could be replayed")
-    if as_json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-        return
-    console = _summary_console(target)
-    result.table().print(console)
-    console.print(f"wrote {target}", markup=False)
+    def produce(files, write, advance):
+        result = replay_files(files, write, progress=advance, on_problem=current_job().problem)
+        return result, result.runs
+
+    _runs_to_jsonl(paths, output, as_json, "replayed", produce)
 
 
 # ---- evaluate ------------------------------------------------------------------------------------
@@ -210,28 +193,15 @@ def evaluate(
     if runs not in RUN_CHOICES:
         raise UserError(f"--runs {runs}: choose all or first")
     cards = _card_choice(bank_cards)
-    files = _trajectory_files(paths)
-    target = _jsonl_output(output, as_json)
-    if not files:
-        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}; {target} not written")
-        return
-    with job.progress(len(files), "scored") as advance, job.write(target) as sink:
+
+    def produce(files, write, advance):
         result = evaluate_files(
-            files, chosen, lambda score: sink.write(orjson.dumps(score.to_json()) + b"\n"),
-            runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+            files, chosen, write, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
             progress=advance, on_problem=job.problem,
         )
-    job.finish(f"{result.runs_scored} runs scored, written to {target}")
-    if result.runs_scored == 0:
-        job.nothing_to_do("no run could be scored")
-    if as_json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-        return
-    console = _summary_console(target)
-    result.table().print(console)
-    for note in result.notes():
-        console.print(note, markup=False)
-    console.print(f"wrote {target}", markup=False)
+        return result, result.runs_scored
+
+    _runs_to_jsonl(paths, output, as_json, "scored", produce)
 
 
 # ---- leaderboard ---------------------------------------------------------------------------------
@@ -300,7 +270,7 @@ def leaderboard(
     if tasks_dir is not None or folder.is_dir():
         baseline_tasks = _read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
     if not files:
-        job.nothing_to_do(f"no trajectory file (.json, .json.gz) in {_names(paths)}")
+        _nothing_found(paths)
         return
     if baseline_tasks is None:
         err_console().print(f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False)
@@ -378,20 +348,45 @@ def _trajectory_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-def _jsonl_output(output: Path, as_json: bool) -> OutputTarget:
-    target = current_job().output(output)
+def _runs_to_jsonl(paths: list[Path], output: Path, as_json: bool, done: str, produce) -> None:
+    """Check ``paths`` and ``output``, then ``produce(files, write, advance)`` -> (result, runs): each
+    run's ``to_json()`` goes to ``write``, one JSON line of ``output``; then the summary."""
+    job = current_job()
+    files = _trajectory_files(paths)
+    target = job.output(output)
     if target.is_stdout and as_json:
         raise UserError("--output - and --json would both print on standard output; name a file for --output")
-    return target
+    if not files:
+        _nothing_found(paths, target)
+        return
+    with job.progress(len(files), done) as advance, job.write(target) as sink:
+        result, runs = produce(files, lambda item: sink.write(_json_line(item.to_json())), advance)
+    job.finish(f"{runs} runs {done}, written to {target}")
+    if runs == 0:
+        job.nothing_to_do(f"no run could be {done}")
+    _show(result, target, as_json)
 
 
-def _summary_console(target: OutputTarget):
-    """Where the human summary goes: stdout, unless the data itself is going there."""
-    return err_console() if target.is_stdout else out_console()
+def _nothing_found(paths: list[Path], target: OutputTarget | None = None) -> None:
+    untouched = "" if target is None else f"; {target} not written"
+    names = ", ".join(str(p) for p in paths)
+    current_job().nothing_to_do(f"no trajectory file (.json, .json.gz) in {names}{untouched}")
 
 
-def _names(paths: list[Path]) -> str:
-    return ", ".join(str(p) for p in paths)
+def _json_line(data: object) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def _show(result, target: OutputTarget, as_json: bool) -> None:
+    """A verb's summary: one JSON document, or its table and notes (on stderr when the data is on stdout)."""
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        return
+    console = err_console() if target.is_stdout else out_console()
+    result.table().print(console)
+    for note in result.notes():
+        console.print(note, markup=False)
+    console.print(f"wrote {target}", markup=False)
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ def files(tmp_path, make_record) -> list[Path]:
 def test_evaluate_files_writes_each_score_and_names_records_without_runs(files):
     written, done = [], []
     report = evaluate_files(files, SOUND, written.append, progress=done.append)
-    assert [score.record for score in written] == [0, 2] and done == [FILE_NAME]
+    assert [score.record for score in written] == [0, 2] and done == [f"bank/{FILE_NAME}"]
     assert report.as_dict()["records_without_trajectory"] == [{"source": FILE_NAME, "record": 1}]
     assert report.notes()[-1] == f"1 records have no trajectory (not scored): {FILE_NAME}: 1 (records 1)"
 

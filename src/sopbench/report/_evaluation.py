@@ -108,7 +108,7 @@ def evaluate_files(
             for problem in scoring.errors[before:]:
                 on_problem(problem)
         if progress is not None:
-            progress(file.name)
+            progress(f"{file.parent.name}/{file.name}")
     return EvaluationReport(
         protocol=str(protocol),
         summary=summarize(scores),

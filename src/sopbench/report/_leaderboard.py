@@ -96,7 +96,7 @@ def build_leaderboard(
             if on_problem is not None:
                 on_problem(problem)
         if progress is not None:
-            progress(file.name)
+            progress(f"{file.parent.name}/{file.name}")
     source = "the task files"
     if tasks is None:
         tasks, source = tasks_in_records(files), "the tasks inside the records"
@@ -140,7 +140,7 @@ def compare_files(
     def choose_and_tell(path: Path) -> str | None:
         # compare() asks for the card reading once per loaded file, just before scoring it: the
         # one hook it offers to follow its progress.
-        progress(path.name)
+        progress(f"{path.parent.name}/{path.name}")
         return credit_cards(path) if credit_cards is not None else None
 
     return compare(files, credit_cards=choose_and_tell, first_run_only=True)

@@ -32,6 +32,9 @@ class ReplayReport:
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "domains": self.summary.rows()}
 
+    def notes(self) -> list[str]:
+        return []
+
     def table(self) -> TextTable:
         table = TextTable(f"replay of {self.files} files", [c.replace("_", " ") for c in REPLAY_COLUMNS])
         for row in self.summary.rows():
@@ -58,7 +61,7 @@ def replay_files(
         # replay_paths announces a file before replaying it: the previous one is then done.
         if pending and progress is not None:
             progress(pending.pop())
-        pending.append(path.name)
+        pending.append(f"{path.parent.name}/{path.name}")
 
     for result in replay_paths(
         files, on_error=(lambda error: on_problem(str(error))) if on_problem else None, on_file=started
