@@ -151,7 +151,7 @@ def test_exit_130_after_an_interrupt_leaves_the_existing_output_as_it_was(
     result = invoke("evaluate", trajectories, "-o", out)
     assert result.exit_code == 130
     assert stderr_lines(result) == [
-        "interrupted: 0 of 1 files scored; no output was left half-written (existing files are as they were)"
+        f"interrupted: 0 of 1 files scored; not written: {out} (an existing file is left as it was)"
     ]
     assert out.read_text() == "previous results\n"
     assert sibling_temporaries(out) == []

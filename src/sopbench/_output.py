@@ -272,6 +272,10 @@ class Job:
 
             yield advance
 
+    def unwritten(self) -> list[str]:
+        """The declared output files not (yet) written."""
+        return [str(t.path) for t in self._outputs if t.path is not None and str(t.path) not in self.written]
+
     def finish(self, text: str) -> None:
         """Say what is finished (shown if the user interrupts what comes next)."""
         self.done = text
@@ -358,11 +362,10 @@ def run_job(job: Job, body: Callable[[], None], problems_file: Path | None = Non
         return exc.exit_code
     except KeyboardInterrupt:
         _show_traceback(errors)
-        kept = f"; written: {', '.join(job.written)}" if job.written else ""
-        errors.print(
-            f"interrupted: {job.done}{kept}; no output was left half-written (existing files are as they were)",
-            markup=False,
-        )
+        written = f"; written: {', '.join(job.written)}" if job.written else ""
+        pending = job.unwritten()
+        untouched = f"; not written: {', '.join(pending)} (an existing file is left as it was)" if pending else ""
+        errors.print(f"interrupted: {job.done}{written}{untouched}", markup=False)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader of our standard output went away (`| head`): not an error of ours to report.
