@@ -92,10 +92,18 @@ probe(
 )
 good = write(f"t/bank/{NAME}", [synthetic_record(), synthetic_record()])
 probe(
-    "self-overwrite via symlink",
+    "self-overwrite, another spelling",
     ["evaluate", "t", "-o", "t/bank/../bank/" + NAME],
     lambda p: f"input now {good.stat().st_size} bytes",
 )
+good = write(f"t/bank/{NAME}", [synthetic_record(), synthetic_record()])
+Path("link.json").symlink_to(good)
+probe(
+    "self-overwrite through a symlink",
+    ["evaluate", "t", "-o", "link.json"],
+    lambda p: f"input now {good.stat().st_size} bytes",
+)
+Path("link.json").unlink()
 good = write(f"t/bank/{NAME}", [synthetic_record(), synthetic_record()])
 probe(
     "bad --bank-cards file keeps output",

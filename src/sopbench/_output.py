@@ -364,7 +364,9 @@ def run_job(job: Job, body: Callable[[], None], problems_file: Path | None = Non
         _show_traceback(errors)
         written = f"; written: {', '.join(job.written)}" if job.written else ""
         pending = job.unwritten()
-        untouched = f"; not written: {', '.join(pending)} (an existing file is left as it was)" if pending else ""
+        untouched = (
+            f"; not written: {', '.join(pending)} (an existing file is left as it was)" if pending else ""
+        )
         errors.print(f"interrupted: {job.done}{written}{untouched}", markup=False)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

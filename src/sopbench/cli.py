@@ -389,6 +389,50 @@ def _show(result, target: OutputTarget, as_json: bool) -> None:
     console.print(f"wrote {target}", markup=False)
 
 
+# ---- adapter: the helpers of the old cli.py, for verbs written against it (run, export, generate)
+# until the lead moves them onto ``verb``/``Job`` at merge; then this section goes.
+console = out_console()
+errors = err_console()
+
+
+def _check_paths(paths: list[Path]) -> None:
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        errors.print(f"error: no such file or folder: {', '.join(missing)}", markup=False)
+        raise typer.Exit(2)
+
+
+def _task_file(tasks_dir: Path, domain: str) -> Path:
+    from sopbench.tasks import task_file
+
+    try:
+        return task_file(tasks_dir, domain)
+    except LoadError as exc:
+        errors.print(f"error: --tasks-dir {tasks_dir}: {exc}", markup=False)
+        raise typer.Exit(2) from None
+
+
+def _report_problems(problems: list[str]) -> None:
+    for problem in problems[:20]:
+        errors.print(f"skipped: {problem}", markup=False)
+    if len(problems) > 20:
+        errors.print(f"... and {len(problems) - 20} more problems", markup=False)
+
+
+def _progress(total: int, what: str):
+    """The old ``_progress``: ``advance(path)`` after each file (a bar on a terminal only)."""
+    from contextlib import contextmanager
+
+    from sopbench._output import Job
+
+    @contextmanager
+    def bar():
+        with Job(what).progress(total, what) as advance:
+            yield lambda path: advance(Path(path).name)
+
+    return bar()
+
+
 def main() -> None:
     app()
 

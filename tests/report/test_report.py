@@ -17,6 +17,8 @@ from sopbench.report import (
     read_card_choices,
     records_without_trajectory,
     render_leaderboard,
+    replay_files,
+    run_diagnosis,
 )
 from sopbench.scoring import SOUND
 from sopbench.tasks import LoadError
@@ -94,3 +96,21 @@ def test_records_without_trajectory_are_grouped_by_file():
         "13 records have no trajectory (not scored): a.json: 12 (records 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...); "
         "b.json: 1 (records 3)"
     )
+
+
+def test_replay_files_writes_each_run_and_counts_per_domain(files):
+    written, done = [], []
+    report = replay_files(files, written.append, progress=done.append)
+    assert [run.record for run in written] == [0, 2] and done == [f"bank/{FILE_NAME}"]
+    assert report.runs == 2 and report.as_dict()["domains"][0]["runs"] == 2
+    assert report.table().rows[0][:2] == ["bank", "2"]
+
+
+def test_run_diagnosis_counts_the_builtin_kinds_and_the_tasks(published_tasks):
+    tasks = published_tasks("university")[:2]
+    seen = []
+    report = run_diagnosis(7, per_kind=1, tasks=tasks, progress=seen.append)
+    assert report.builtin["fixtures"] == 10 and seen == [task.goal for task in tasks]
+    assert report.surprises == []
+    assert report.as_dict()["tasks"]["fixtures"] == report.over_tasks["fixtures"]
+    assert [table.title.split(",")[0] for table in report.tables()] == ["built-in SOP", "published tasks"]
