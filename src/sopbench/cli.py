@@ -12,8 +12,17 @@ from typing import Annotated
 import orjson
 import typer
 
-from sopbench._io import LoadError
-from sopbench._output import OutputTarget, UserError, current_job, err_console, out_console, set_debug, verb
+from sopbench._output import (
+    Job,
+    OutputTarget,
+    UserError,
+    current_job,
+    err_console,
+    out_console,
+    set_debug,
+    verb,
+)
+from sopbench.tasks import LoadError
 
 app = typer.Typer(
     name="sopbench",
@@ -423,7 +432,6 @@ def _progress(total: int, what: str):
     """The old ``_progress``: ``advance(path)`` after each file (a bar on a terminal only)."""
     from contextlib import contextmanager
 
-    from sopbench._output import Job
 
     @contextmanager
     def bar():

@@ -114,3 +114,18 @@ def test_run_diagnosis_counts_the_builtin_kinds_and_the_tasks(published_tasks):
     assert report.surprises == []
     assert report.as_dict()["tasks"]["fixtures"] == report.over_tasks["fixtures"]
     assert [table.title.split(",")[0] for table in report.tables()] == ["built-in SOP", "published tasks"]
+
+
+def test_two_files_for_one_domain_of_a_row_are_said(files):
+    import gzip
+
+    plain = files[0]
+    copy = plain.with_name(plain.name + ".gz")
+    copy.write_bytes(gzip.compress(plain.read_bytes()))
+    problems = []
+    report = build_leaderboard([plain, copy], SOUND, tasks=[], min_cases=0, on_problem=problems.append)
+    (row,) = [row for row in report.rows if row.model == "gpt-4o"]
+    assert row.files["bank"] == [plain.as_posix(), copy.as_posix()]
+    assert problems == [
+        f"{plain.as_posix()}, {copy.as_posix()}: several files for bank in one row (gpt-4o); pooled"
+    ]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable
+from os import PathLike
 from pathlib import Path
 
-from sopbench._io import LoadError, StrPath
+from sopbench.tasks import LoadError
 
 CARD_READINGS = ("list", "dict")
 CARD_COLUMNS = ("file", "credit_cards_as_when_scored")
@@ -15,7 +16,7 @@ CARD_COLUMNS = ("file", "credit_cards_as_when_scored")
 CardChoice = Callable[[Path], str | None]
 
 
-def read_card_choices(path: StrPath) -> CardChoice:
+def read_card_choices(path: str | PathLike[str]) -> CardChoice:
     """Read the CSV (columns ``file,credit_cards_as_when_scored``; values ``list`` or ``dict``) and
     return ``choose(trajectory_path)`` -> the reading for that file, or None when it is not listed.
 
