@@ -16,7 +16,7 @@ from rich.table import Table
 
 @dataclass
 class TextTable:
-    """Columns (the first left-aligned, the others right-aligned) and rows of text cells."""
+    """Columns and rows of text cells; columns of numbers are right-aligned."""
 
     title: str
     columns: Sequence[str]
@@ -28,17 +28,23 @@ class TextTable:
             self.bold_rows.add(len(self.rows))
         self.rows.append([str(cell) for cell in cells])
 
+    def _numeric(self, index: int) -> bool:
+        """Right-aligned: a column (not the first) whose cells hold no letters (counts, rates)."""
+        return index > 0 and not any(any(c.isalpha() for c in row[index]) for row in self.rows)
+
     def markdown(self) -> str:
         lines = [f"{self.title}", ""] if self.title else []
         lines.append("| " + " | ".join(self.columns) + " |")
-        lines.append("|" + "|".join("---" if i == 0 else "--:" for i in range(len(self.columns))) + "|")
+        lines.append(
+            "|" + "|".join("--:" if self._numeric(i) else "---" for i in range(len(self.columns))) + "|"
+        )
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self.rows]
         return "\n".join(lines) + "\n"
 
     def rich(self) -> Table:
         table = Table(title=escape(self.title) if self.title else None)
         for index, column in enumerate(self.columns):
-            table.add_column(escape(column), justify="left" if index == 0 else "right")
+            table.add_column(escape(column), justify="right" if self._numeric(index) else "left")
         for index, row in enumerate(self.rows):
             table.add_row(*(escape(cell) for cell in row), style="bold" if index in self.bold_rows else None)
         return table
