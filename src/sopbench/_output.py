@@ -337,7 +337,7 @@ def verb(app: typer.Typer, **command_options: Any) -> Callable[[Callable[..., No
 
         command.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
         app.command(cls=_Command, **command_options)(command)
-        return function
+        return command
 
     return register
 

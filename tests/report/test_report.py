@@ -41,8 +41,8 @@ def test_evaluate_files_writes_each_score_and_names_records_without_runs(files):
     written, done = [], []
     report = evaluate_files(files, SOUND, written.append, progress=done.append)
     assert [score.record for score in written] == [0, 2] and done == [f"bank/{FILE_NAME}"]
-    assert report.as_dict()["records_without_trajectory"] == [{"source": FILE_NAME, "record": 1}]
-    assert report.notes()[-1] == f"1 records have no trajectory (not scored): {FILE_NAME}: 1 (records 1)"
+    assert report.as_dict()["records_without_trajectory"] == [{"file": f"bank/{FILE_NAME}", "record": 1}]
+    assert report.notes()[-1] == f"1 records have no trajectory (not scored): bank/{FILE_NAME}: 1 (records 1)"
 
 
 def test_leaderboard_documents(files, make_task):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ class EvaluationReport:
     summary: Summary
     scoring: ScoringReport
     justified: bool = False
+    records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
 
     @property
     def runs_scored(self) -> int:
@@ -35,7 +36,7 @@ class EvaluationReport:
             "report": self.scoring.as_dict(),
             "domains": self.summary.as_dict(),
             "records_without_trajectory": [
-                {"source": name, "record": index} for name, index in self.scoring.records_without_runs
+                {"file": name, "record": index} for name, index in self.records_without_runs
             ],
         }
 
@@ -72,7 +73,7 @@ class EvaluationReport:
     def notes(self) -> list[str]:
         """Lines to print under the table."""
         lines = ["failures by judgement count failed runs; a run can fail several judgements"]
-        named = records_without_trajectory(self.scoring.records_without_runs)
+        named = records_without_trajectory(self.records_without_runs)
         return lines if named is None else [*lines, named]
 
 
@@ -92,8 +93,9 @@ def evaluate_files(
     records, runs that cannot be scored) go to ``on_problem`` and the rest goes on."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
+    without_runs: list[tuple[str, int]] = []
     for file in files:
-        before = len(scoring.errors)
+        before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         for score in score_paths(
             [file],
             protocol,
@@ -107,11 +109,14 @@ def evaluate_files(
         if on_problem is not None:
             for problem in scoring.errors[before:]:
                 on_problem(problem)
+        label = f"{file.parent.name}/{file.name}"
+        without_runs += [(label, index) for _name, index in scoring.records_without_runs[before_empty:]]
         if progress is not None:
-            progress(f"{file.parent.name}/{file.name}")
+            progress(label)
     return EvaluationReport(
         protocol=str(protocol),
         summary=summarize(scores),
         scoring=scoring,
         justified=justify_refusal,
+        records_without_runs=without_runs,
     )

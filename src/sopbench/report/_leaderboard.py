@@ -44,7 +44,7 @@ class LeaderboardReport:
     min_cases: int = DEFAULT_MIN_CASES
     comparison: Comparison | None = None
     baseline_tasks: str = ""  # where the refuse-all row's tasks came from
-    records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # (file, record)
+    records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
 
     @property
     def ranked(self) -> list[LeaderboardRow]:
@@ -77,8 +77,9 @@ def build_leaderboard(
     and each quirk toggled alone (``progress`` is called once per file for each pass)."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
+    without_runs: list[tuple[str, int]] = []
     for file in files:
-        before = len(scoring.errors)
+        before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         # Rows are keyed by the file's path as found, so that files of one configuration in two
         # different folders never pool into one row.
         scores += [
@@ -95,8 +96,10 @@ def build_leaderboard(
         for problem in scoring.errors[before:]:
             if on_problem is not None:
                 on_problem(problem)
+        label = f"{file.parent.name}/{file.name}"
+        without_runs += [(label, index) for _name, index in scoring.records_without_runs[before_empty:]]
         if progress is not None:
-            progress(f"{file.parent.name}/{file.name}")
+            progress(label)
     source = "the task files"
     if tasks is None:
         tasks, source = tasks_in_records(files), "the tasks inside the records"
@@ -123,7 +126,7 @@ def build_leaderboard(
         min_cases=min_cases,
         comparison=comparison,
         baseline_tasks=source,
-        records_without_runs=list(scoring.records_without_runs),
+        records_without_runs=without_runs,
     )
 
 
