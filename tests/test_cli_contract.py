@@ -404,3 +404,27 @@ def test_the_quirks_verb_lists_every_quirk():
     result = invoke("quirks", "--json")
     assert result.exit_code == 0
     assert [quirk["name"] for quirk in json.loads(result.stdout)] == list(QUIRKS)
+
+
+def test_an_output_through_a_symlink_replaces_the_file_it_points_to(trajectories, tmp_path):
+    real = tmp_path / "real.jsonl"
+    real.write_text("previous results\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert invoke("evaluate", trajectories, "-o", link).exit_code == 0
+    assert link.is_symlink() and len(real.read_text().splitlines()) == 2
+
+
+def test_a_full_disk_while_writing_is_one_line_and_leaves_nothing_behind(trajectories, tmp_path, monkeypatch):
+    import os as os_module
+
+    def full(_fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os_module, "fsync", full)
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous results\n")
+    result = invoke("evaluate", trajectories, "-o", out)
+    assert result.exit_code == 1
+    assert stderr_lines(result) == [f"error: --output {out}: cannot write (No space left on device)"]
+    assert out.read_text() == "previous results\n" and sibling_temporaries(out) == []

@@ -137,8 +137,9 @@ class Job:
 
     # -- declaring inputs and outputs (before anything is written) --------------------------------
     def inputs(self, paths: Iterable[Path], option: str = "argument", *, must_exist: bool = True) -> None:
-        """Declare files or folders the verb reads; each must exist. Outputs may not be one of them
-        (nor a file inside one of the folders)."""
+        """Declare files or folders the verb reads; each must exist (``must_exist=False`` for files
+        listed from folders, which the reader reports itself). No output may be one of them: declare
+        the files found inside input folders too, so that none of them can be overwritten."""
         for path in paths:
             path = Path(path)
             if must_exist and not path.exists():
@@ -152,7 +153,7 @@ class Job:
     def output(
         self, path: Path | str | None, option: str = "--output", *, stdout_ok: bool = True
     ) -> OutputTarget:
-        """Check an output path now, before any output is touched; ``-`` is standard output."""
+        """Check an output path now, before any output is touched; ``-`` (or None) is standard output."""
         if path is None:
             target = OutputTarget(None, option)
         elif str(path) == STDOUT:
@@ -210,7 +211,8 @@ class Job:
             yield sys.stdout.buffer
             sys.stdout.buffer.flush()
             return
-        path = target.path
+        # Through a symlink, the file it points to is replaced and the link kept (as open() would).
+        path = target.path.resolve() if target.path.is_symlink() else target.path
         try:
             handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, renamed on success
                 mode="wb", dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False
@@ -227,12 +229,14 @@ class Job:
             os.replace(temporary, path)
         except BaseException as exc:
             temporary.unlink(missing_ok=True)
-            if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            # A failed write (a full disk) names no file; an input the body failed to open does.
+            ours = isinstance(exc, OSError) and exc.filename in (None, str(temporary), str(path))
+            if ours and not isinstance(exc, BrokenPipeError):
                 raise UserError(
                     f"{target.option} {path}: cannot write ({exc.strerror or exc})", EXIT_PARTIAL
                 ) from exc
             raise
-        self.written.append(str(path))
+        self.written.append(str(target.path))
 
     def write_text(self, target: OutputTarget, text: str) -> None:
         with self.write(target) as sink:
