@@ -465,3 +465,228 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ---- run and export (issue 11) ---------------------------------------------------------------------
+OptionalStr = Annotated[str | None, typer.Option()]
+
+
+@app.command(
+    epilog="Examples: [bold]sopbench run --agent reference --domain all --tasks ../shared/sopbench/tasks "
+    "--output runs/reference[/bold]   [bold]sopbench run --agent openai --base-url http://localhost:8000/v1 "
+    "--model qwen2.5 --domain bank --limit 20 --output runs/qwen[/bold]",
+)
+def run(
+    agent: Annotated[str, typer.Option(help="Agent name: reference, refuse-all, no-verify, replay, openai, ...")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Run folder (results.sqlite); the same folder resumes.")],
+    domain: Annotated[str, typer.Option(help="A domain, comma-separated domains, or 'all'.")] = "all",
+    tasks: Annotated[
+        Path, typer.Option(help="A task file or a folder of <domain>_tasks.json[.gz].")
+    ] = DEFAULT_TASKS_DIR,
+    tool_list: Annotated[str, typer.Option(help="full (every tool an agent may call) or oracle (the task graph's).")] = "full",
+    user: Annotated[str, typer.Option(help="none (the published fixed replies) or scripted (--user-script).")] = "none",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of each domain.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes played at once.")] = 8,
+    runs: Annotated[int, typer.Option(min=1, help="Runs per task.")] = 1,
+    seed: Annotated[int, typer.Option(help="Run seed (each episode derives its own).")] = 0,
+    max_turns: Annotated[int, typer.Option(min=1, help="Message limit per episode (published: 20).")] = 20,
+    max_actions: Annotated[int, typer.Option(min=1, help="Answered tool calls per episode (published: 10).")] = 10,
+    episode_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds before an episode is an infra_error.")] = 600.0,
+    base_url: Annotated[str | None, typer.Option(help="Agent option: OpenAI-compatible endpoint.")] = None,
+    model: Annotated[str | None, typer.Option(help="Agent option: model name.")] = None,
+    tool_mode: Annotated[str | None, typer.Option(help="Agent option: fc, react or act-only.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Agent option: sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Agent option: completion token limit.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Agent option: variable holding the API key.")] = None,
+    request_timeout: Annotated[float | None, typer.Option(help="Agent option: seconds per request.")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Agent option: retries per request.")] = None,
+    trajectories: Annotated[Path | None, typer.Option(help="Agent option (replay): a published trajectory file.")] = None,
+    user_base_url: Annotated[str | None, typer.Option(help="User option: OpenAI-compatible endpoint.")] = None,
+    user_model: Annotated[str | None, typer.Option(help="User option: model name.")] = None,
+    user_api_key_env: Annotated[str | None, typer.Option(help="User option: variable holding the API key.")] = None,
+    user_script: Annotated[Path | None, typer.Option(help="User option (scripted): a JSON file of replies.")] = None,
+    baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+) -> None:
+    """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
+
+    Episodes follow the published loop (the task's user_prompt first; the user replies with the
+    known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
+    episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
+    finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain.
+    """
+    from sopbench.runner import RunConfig, RunConfigError, StoreError
+    from sopbench.runner import run as run_agents
+
+    agent_options = {
+        key: value
+        for key, value in {
+            "base_url": base_url, "model": model, "tool_mode": tool_mode, "temperature": temperature,
+            "max_tokens": max_tokens, "api_key_env": api_key_env, "request_timeout": request_timeout,
+            "max_retries": max_retries, "trajectories": None if trajectories is None else str(trajectories),
+        }.items()
+        if value is not None
+    }
+    user_options = {
+        key: value
+        for key, value in {
+            "base_url": user_base_url, "model": user_model, "api_key_env": user_api_key_env,
+            "script": None if user_script is None else str(user_script),
+        }.items()
+        if value is not None
+    }
+    try:
+        config = RunConfig(
+            domains=domain, agent=agent, agent_options=agent_options, user=user, user_options=user_options,
+            tasks=tasks, output=output, tool_list=tool_list, limit=limit, concurrency=concurrency, runs=runs,
+            seed=seed, max_turns=max_turns, max_actions=max_actions, episode_timeout=episode_timeout,
+            baselines=baselines,
+        )
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        errors.print(f"[red]invalid run settings:[/red] {_first_error(exc)}")
+        raise typer.Exit(2) from None
+    try:
+        with _episode_progress() as on_progress:
+            report = run_agents(config, progress=on_progress)
+    except (RunConfigError, StoreError) as exc:
+        if debug:
+            raise
+        errors.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        errors.print(f"[yellow]interrupted: finished episodes are stored in {output}; run the same command to resume[/yellow]")
+        raise typer.Exit(130) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
+    else:
+        _print_run_report(report, agent)
+    for reason in report.infra_reasons[:10]:
+        errors.print(f"[yellow]infra_error:[/yellow] {reason}")
+    if report.infra_errors:
+        errors.print(f"[yellow]{report.infra_errors} episodes ended in infra_error: run the same command to retry them[/yellow]")
+        raise typer.Exit(1)
+
+
+def _first_error(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        return f"{where.replace('_', '-')}: {error['msg']}"
+    return str(exc)
+
+
+@contextmanager
+def _episode_progress() -> Iterator[Callable[[object], None]]:
+    """Episodes done, pass rate so far, errors and ETA on stderr."""
+    from rich.progress import TimeRemainingColumn
+
+    with Progress(
+        TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("pass {task.fields[rate]}"), TextColumn("errors {task.fields[errors]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=errors, transient=True, disable=not errors.is_terminal,
+    ) as bar:
+        handle = bar.add_task("episodes", total=None, rate="-", errors=0)
+
+        def update(progress) -> None:
+            rate = progress.pass_rate
+            bar.update(
+                handle, total=progress.total - progress.skipped, completed=progress.done,
+                rate="-" if rate is None else f"{100 * rate:.1f}%", errors=progress.infra_errors,
+            )
+
+        yield update
+
+
+def _print_run_report(report, agent: str) -> None:
+    table = Table(title=f"{agent}: {report.completed} of {report.episodes} episodes scored (sound protocol), "
+                  f"{report.ran} run now, {report.skipped} already stored")
+    columns = ["domain", "episodes", "pass rate", "must succeed", "must refuse", "balanced", "database",
+               "permission", "procedure"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "domain" else "right")
+    for name, summary in report.summary.domains.items():
+        failures = summary.failures
+        table.add_row(
+            name, str(summary.runs), _pct(summary.pass_rate), _rate(summary.succeed_rate), _rate(summary.refuse_rate),
+            _pct(summary.balanced), str(failures["database"]), str(failures["permission"]), str(failures["procedure"]),
+            style="bold" if name == "all" else None,
+        )
+    console.print(table)
+    console.print("database / permission / procedure: failed episodes per judgement")
+    if report.infra_errors:
+        console.print(f"{report.infra_errors} infra_error episodes are not scored (retried on resume)")
+    if report.baselines:
+        side = Table(title="next to the two trivial baselines on the same tasks (first run)")
+        for column in ("agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"):
+            side.add_column(column, justify="left" if column == "agent" else "right")
+        for name, summary in [(agent, report.summary), *report.baselines.items()]:
+            overall = summary.overall
+            side.add_row(name, str(overall.runs), _pct(overall.pass_rate), _rate(overall.succeed_rate),
+                         _rate(overall.refuse_rate), _pct(overall.balanced))
+        console.print(side)
+
+
+@app.command(
+    epilog="Examples: [bold]sopbench export runs/reference --format jsonl > episodes.jsonl[/bold]   "
+    "[bold]sopbench export runs/reference --format sopbench --output runs/reference/trajectories[/bold]",
+)
+def export(
+    folder: Annotated[Path, typer.Argument(help="A run folder (holding results.sqlite).")],
+    output_format: Annotated[str, typer.Option("--format", help="jsonl (one episode per line) or sopbench (trajectory files).")] = "jsonl",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="jsonl: a file (default: stdout); sopbench: a folder (default FOLDER/trajectories).")
+    ] = None,
+    timings: Annotated[bool, typer.Option(help="Include latency_s (off: byte-identical exports of deterministic agents).")] = True,
+    tasks: Annotated[Path | None, typer.Option(help="Task files for --format sopbench (default: the run's).")] = None,
+    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+) -> None:
+    """Export a run folder: JSON Lines with one episode per line, or trajectory files of the published layout.
+
+    Each line holds domain, task_id, goal, agent, model, tool_mode, tool_list, run, seed, status,
+    tool_calls, final_database, verdict (passed, database, permission, procedure and the seven
+    published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
+    --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
+    (and the original code) can score.
+    """
+    import io
+
+    from sopbench.runner import StoreError, export_jsonl, export_sopbench, open_existing
+    from sopbench.runner._export import atomic_write
+
+    if output_format not in ("jsonl", "sopbench"):
+        errors.print("[red]--format takes jsonl or sopbench[/red]")
+        raise typer.Exit(2)
+    try:
+        store = open_existing(folder)
+    except StoreError as exc:
+        errors.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    try:
+        if output_format == "jsonl":
+            if output is None or str(output) == "-":
+                count = export_jsonl(store, sys.stdout.buffer, timings=timings)
+                sys.stdout.flush()
+            else:
+                buffer = io.BytesIO()
+                count = export_jsonl(store, buffer, timings=timings)
+                atomic_write(output, buffer.getvalue())
+            errors.print(f"exported {count} episodes")
+        else:
+            task_path = tasks or Path(store.note("tasks") or DEFAULT_TASKS_DIR)
+            written = export_sopbench(store, output or folder / "trajectories", task_path)
+            for path in written:
+                errors.print(f"wrote {path}")
+            if not written:
+                errors.print("[yellow]no completed episode to export[/yellow]")
+                raise typer.Exit(1)
+    except (OSError, ValueError) as exc:
+        if debug:
+            raise
+        errors.print(f"[red]export failed:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        store.close()
