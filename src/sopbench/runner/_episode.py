@@ -107,8 +107,14 @@ class ToolDesk:
 def _argument_problem(system: LenientSystem, name: str, arguments: Mapping[str, Any]) -> str | None:
     """Missing or unexpected arguments (the system answers them with the interpreter's own TypeError)."""
     parameters = system.domain.tools[name].signature.parameters
-    unexpected = [a for a in arguments if a not in parameters]
-    missing = [p for p, spec in parameters.items() if spec.default is spec.empty and p not in arguments]
+    named = {
+        p: spec
+        for p, spec in parameters.items()
+        if spec.kind in (spec.POSITIONAL_OR_KEYWORD, spec.KEYWORD_ONLY)
+    }
+    takes_any = any(spec.kind is spec.VAR_KEYWORD for spec in parameters.values())
+    unexpected = [] if takes_any else [a for a in arguments if a not in named]
+    missing = [p for p, spec in named.items() if spec.default is spec.empty and p not in arguments]
     parts = []
     if unexpected:
         parts.append(f"unexpected argument(s) {', '.join(unexpected)}")
@@ -172,7 +178,7 @@ async def run_episode(setup: EpisodeSetup, agent: Agent, user: User, limits: Lim
                 )
                 executed += 1
         else:
-            result.end = "max_turns" if len(messages) >= limits.max_turns else "max_actions"
+            result.end = "max_actions" if executed >= limits.max_actions else "max_turns"
     except AgentInfraError as exc:
         _infra(result, f"agent infrastructure error: {exc}")
     except Exception as exc:  # noqa: BLE001 - an agent or user bug must not stop the other episodes

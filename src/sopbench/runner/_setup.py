@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
 
@@ -67,11 +67,33 @@ def offered_tools(task: Task, tool_list: str) -> list[str]:
     return list(schemas)
 
 
+def published_offer(task: Task, tool_list: str, also: Iterable[str] = ()) -> list[str]:
+    """The tools the original simulator offered (no bank card goals; the task graph's for ``oracle``),
+    plus ``also`` (tools an older recording shows were offered, such as ``internal_get_database``)."""
+    domain = get_domain(task.domain)
+    offered = {tool.name for tool in domain.offered_tools()}
+    if tool_list == "oracle":
+        offered &= task.directed_action_graph.function_names()
+    offered |= set(also) & set(domain.tools)
+    return [name for name in domain.tools if name in offered]
+
+
 def episode_setup(
-    task: Task, task_id: str, tool_list: str, seed: int, run: int, options: Mapping[str, Any] | None = None
+    task: Task,
+    task_id: str,
+    tool_list: str,
+    seed: int,
+    run: int,
+    options: Mapping[str, Any] | None = None,
+    *,
+    tool_names: Sequence[str] | None = None,
 ) -> EpisodeSetup:
+    """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings)."""
     domain, schemas, defaults, table = _domain_facts(task.domain)
-    names = offered_tools(task, tool_list)
+    names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
+    for name in names:
+        if name not in schemas:
+            schemas[name] = tool_schema(domain, name)
     sops: dict[str, Expr] = {}
     for name in names:
         expr = task.constraints_original if name == task.goal else defaults.get(name)
