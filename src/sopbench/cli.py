@@ -506,6 +506,9 @@ def run(
     user_api_key_env: Annotated[str | None, typer.Option(help="User option: variable holding the API key.")] = None,
     user_script: Annotated[Path | None, typer.Option(help="User option (scripted): a JSON file of replies.")] = None,
     baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    plugin: Annotated[
+        list[str] | None, typer.Option("--import", help="Import a module that registers agents or users (repeatable).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
     debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
 ) -> None:
@@ -516,8 +519,21 @@ def run(
     episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
     finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain.
     """
+    import importlib
+
     from sopbench.runner import RunConfig, RunConfigError, StoreError
     from sopbench.runner import run as run_agents
+
+    if "" not in sys.path:
+        sys.path.insert(0, "")  # --import finds modules of the current folder
+    for module in plugin or ():
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - a user's module: report, do not crash
+            if debug:
+                raise
+            errors.print(f"[red]cannot import {module}:[/red] {type(exc).__name__}: {exc}")
+            raise typer.Exit(2) from None
 
     agent_options = {
         key: value
@@ -668,8 +684,12 @@ def export(
     try:
         if output_format == "jsonl":
             if output is None or str(output) == "-":
-                count = export_jsonl(store, sys.stdout.buffer, timings=timings)
-                sys.stdout.flush()
+                try:
+                    count = export_jsonl(store, sys.stdout.buffer, timings=timings)
+                    sys.stdout.flush()
+                except BrokenPipeError:  # the reader stopped early (| head): not an error of ours
+                    sys.stdout = None  # type: ignore[assignment] - nothing more can be written
+                    raise typer.Exit(0) from None
             else:
                 buffer = io.BytesIO()
                 count = export_jsonl(store, buffer, timings=timings)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
@@ -14,18 +13,10 @@ import orjson
 from sopbench.tasks import Task, load_tasks
 
 from ._record import record_json
+from ._scoring_access import PUBLISHED_CHECKS
 from ._store import Store
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
-PUBLISHED_CHECKS = (
-    "no_tool_call_error",
-    "constraint_not_violated",
-    "database_match",
-    "action_successfully_called",
-    "dirgraph_satisfied",
-    "action_called_correctly",
-    "success",
-)
 TIMING_FIELDS = ("latency_s",)
 
 
@@ -136,8 +127,3 @@ def atomic_write(target: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def iter_lines(store: Store, *, timings: bool = True) -> Iterator[dict[str, Any]]:
-    for row in store.rows():
-        yield export_line(row, timings=timings)

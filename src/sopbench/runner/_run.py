@@ -82,6 +82,7 @@ class RunReport:
             "infra_errors": self.infra_errors,
             "summary": self.summary.as_dict(),
             "baselines": {name: summary.as_dict() for name, summary in self.baselines.items()},
+            "infra_reasons": list(self.infra_reasons),
         }
 
 
