@@ -51,7 +51,11 @@ if "test-malformed" not in agent_names():
             if done == len(self.turns):
                 return AgentTurn(
                     content="thinking",
-                    tool_calls=(ToolCallRequest("n", "N/A", ""),),
+                    tool_calls=(
+                        ToolCallRequest("n", "N/A", ""),
+                        ToolCallRequest("m", "internal_check_username_exist", "{}"),
+                    ),
+                    raw="Thought: thinking\nAction: N/A",
                     problems=("unparsable reply",),
                 )
             return _exit()

@@ -47,8 +47,12 @@ def test_malformed_calls_get_an_error_text_and_are_counted(published_tasks_dir):
     assert outputs[5] == "True"
     assert [call.problem is not None for call in result.calls] == [True] * 5 + [False]
     assert result.calls[1].arguments_text == '{"username": "john_doe"'  # the raw text is kept
-    # five malformed calls and the agent's own report; the N/A pseudo-call is no call at all
+    # five malformed calls and the agent's own report; a message with an N/A pseudo-call has no call
     assert len(result.problems) == 6 and "unparsable reply" in result.problems
+    thinking = next(i for i, m in enumerate(result.messages) if m.get("content") == "thinking")
+    assert len(result.calls) == 6 and "tool_calls" not in result.messages[thinking]
+    assert result.messages[thinking + 1]["role"] == "user"  # no call: the user answers
+    assert result.raw_replies == [{"message": thinking, "raw": "Thought: thinking\nAction: N/A"}]
     assert result.status == "completed" and result.end == "exit_conversation"
 
 

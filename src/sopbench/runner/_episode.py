@@ -66,6 +66,7 @@ class EpisodeResult:
     usage: Usage = Usage()
     user_usage: Usage = Usage()
     problems: list[str] = field(default_factory=list)  # malformed calls and replies, raw text kept
+    raw_replies: list[dict[str, Any]] = field(default_factory=list)  # {message index, the model's raw text}
     reason: str | None = None  # infra_error: what went wrong
     agent_steps: int = 0
     latency_s: float = 0.0
@@ -78,8 +79,6 @@ def _call_message(turn: AgentTurn, calls: tuple[ToolCallRequest, ...]) -> dict[s
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
         ]
-    if turn.raw is not None:
-        message["raw"] = turn.raw
     return message
 
 
@@ -151,8 +150,12 @@ async def run_episode(setup: EpisodeSetup, agent: Agent, user: User, limits: Lim
             result.agent_steps += 1
             result.usage += turn.usage
             result.problems.extend(turn.problems)
-            calls = tuple(c for c in turn.tool_calls if c.name.strip().lower() not in NO_ACTION_NAMES)
+            calls = turn.tool_calls
+            if any(c.name.strip().lower() in NO_ACTION_NAMES for c in calls):
+                calls = ()  # published: a message with a no-action call has no tool calls at all
             messages.append(_call_message(turn, calls))
+            if turn.raw is not None:
+                result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw})
             if not calls:
                 if len(messages) >= limits.max_turns:
                     break

@@ -53,6 +53,7 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
         "explanations": row["explanations"],
         "malformed_calls": row["malformed_calls"],
         "problems": row["problems"],
+        "raw_replies": row["raw_replies"],
         "usage": row["usage"],
         "messages": row["messages"],
     }

@@ -228,6 +228,7 @@ def episode_row(
         "tool_calls": calls,
         "final_database": result.final_database if status == "completed" else None,
         "problems": result.problems,
+        "raw_replies": result.raw_replies,
         "malformed_calls": sum(c.problem is not None for c in result.calls),
         "usage": _usage(result.usage),
         "user_usage": _usage(result.user_usage),

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     tool_calls TEXT NOT NULL,        -- JSON: executed calls {id, name, arguments_text, arguments, output, problem}
     final_database TEXT,             -- JSON
     problems TEXT NOT NULL,          -- JSON list: malformed calls and replies, raw text kept
+    raw_replies TEXT NOT NULL,       -- JSON list: {message, raw} for replies the agent parsed (ReAct text)
     malformed_calls INTEGER NOT NULL,
     usage TEXT NOT NULL,             -- JSON {prompt_tokens, completion_tokens} of the agent
     user_usage TEXT NOT NULL,
@@ -82,6 +83,7 @@ COLUMNS = (
     "tool_calls",
     "final_database",
     "problems",
+    "raw_replies",
     "malformed_calls",
     "usage",
     "user_usage",
@@ -99,6 +101,7 @@ JSON_COLUMNS = frozenset(
         "tool_calls",
         "final_database",
         "problems",
+        "raw_replies",
         "usage",
         "user_usage",
     }
