@@ -135,7 +135,7 @@ if "test-malformed" not in agent_names():
         name = "test-slow-reference"
 
         async def act(self, messages: Sequence[dict]) -> AgentTurn:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.04)  # slow enough to be killed mid-run even on a loaded machine
             return await super().act(messages)
 
 

@@ -150,8 +150,11 @@ async def play(
     episode: Episode,
     agent_name: str | None = None,
     agent_options: dict[str, Any] | None = None,
-) -> tuple[EpisodeResult, Agent]:
-    """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``."""
+) -> tuple[EpisodeResult, Agent | None]:
+    """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``.
+
+    The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
+    """
     name = agent_name or config.agent
     options = config.agent_options if agent_options is None else agent_options
     setup = episode_setup(episode.task, episode.task_id, config.tool_list, episode.seed, episode.run)
@@ -162,7 +165,7 @@ async def play(
         result = EpisodeResult(
             status="infra_error", end="infra_error", reason=f"cannot create: {type(exc).__name__}: {exc}"
         )
-        return result, None  # type: ignore[return-value]
+        return result, None
     limits = Limits(config.max_turns, config.max_actions)
     started = time.perf_counter()
     try:
