@@ -62,7 +62,9 @@ def overhead(pairs, repeat: int) -> tuple[float, float, int]:
 def throughput(tasks: Path, concurrency: int) -> tuple[float, int]:
     folder = Path(tempfile.mkdtemp(prefix="sopbench-bench-"))
     try:
-        config = RunConfig(agent="reference", tasks=tasks, output=folder, concurrency=concurrency, baselines=False)
+        config = RunConfig(
+            agent="reference", tasks=tasks, output=folder, concurrency=concurrency, baselines=False
+        )
         started = time.perf_counter()
         report = run(config)
         return time.perf_counter() - started, report.completed
@@ -78,16 +80,22 @@ def main() -> None:
     pairs = select_tasks(RunConfig(agent="reference", tasks=args.tasks, output=Path("unused")))
     runner, agent, steps = overhead(pairs, args.repeat)
     print(f"{len(pairs)} episodes, {steps} agent steps (best of {args.repeat})")
-    print(f"runner overhead: {1000 * runner / steps:.3f} ms per step (goal < 1 ms); "
-          f"the reference agent itself: {1000 * agent / steps:.3f} ms per step")
+    print(
+        f"runner overhead: {1000 * runner / steps:.3f} ms per step (goal < 1 ms); "
+        f"the reference agent itself: {1000 * agent / steps:.3f} ms per step"
+    )
     results = {}
     for concurrency in (1, 64):
         seconds, done = throughput(args.tasks, concurrency)
         results[concurrency] = done / seconds
-        print(f"concurrency {concurrency:>2}: {done} episodes in {seconds:.2f} s = {done / seconds:.0f} episodes/s "
-              "(play, score with both protocols, store)")
-    print(f"throughput ratio 64/1: {results[64] / results[1]:.2f} (the reference agent waits on nothing, "
-          "so concurrency cannot help a CPU-bound run on one core)")
+        print(
+            f"concurrency {concurrency:>2}: {done} episodes in {seconds:.2f} s = {done / seconds:.0f} episodes/s "
+            "(play, score with both protocols, store)"
+        )
+    print(
+        f"throughput ratio 64/1: {results[64] / results[1]:.2f} (the reference agent waits on nothing, "
+        "so concurrency cannot help a CPU-bound run on one core)"
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory of this process: {peak:.0f} MB")
 

@@ -57,7 +57,7 @@ async def replay_file(path: Path, counts: Counter, differences: list[str], misal
             task_id = f"{record.domain}/{record.task.goal}[record {record.index}]"
             tools = published_offer(record.task, tool_list, answered)
             setup = episode_setup(record.task, task_id, tool_list, 0, index, tool_names=tools)
-            result = await run_episode(setup, Replay(run=recorded), NoUser(), Limits())
+            result = await run_episode(setup, Replay.of_run(recorded), NoUser(), Limits())
             if result.status != "completed":
                 counts["infra_error"] += 1
                 differences.append(f"{path.name} record {record.index} run {index}: {result.reason}")

@@ -87,3 +87,32 @@ def test_remaining_infra_errors_exit_1(small_tasks, tmp_path):
         ],
     )
     assert result.exit_code == 1 and "infra_error" in result.output
+
+
+def test_a_missing_required_option_or_a_bad_value_is_a_usage_error(small_tasks, tmp_path):
+    runner = CliRunner()
+    base = ["--tasks", str(small_tasks), "--output", str(tmp_path / "r")]
+    result = runner.invoke(app, ["run", "--agent", "replay", *base])
+    assert result.exit_code == 2 and "agent 'replay' needs --trajectories" in result.output
+    result = runner.invoke(
+        app, ["run", "--agent", "replay", "--trajectories", str(tmp_path / "none.json"), *base]
+    )
+    assert result.exit_code == 2 and "no such trajectory file" in result.output
+    result = runner.invoke(app, ["run", "--agent", "reference", "--user", "scripted", *base])
+    assert result.exit_code == 2 and "user 'scripted' needs --user-script" in result.output
+    (tmp_path / "bad.json").write_text("{not json")
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "reference",
+            "--user",
+            "scripted",
+            "--user-script",
+            str(tmp_path / "bad.json"),
+            *base,
+        ],
+    )
+    assert result.exit_code == 2 and "bad.json" in result.output
+    assert not (tmp_path / "r").exists()  # nothing was created for a run that could not start

@@ -97,7 +97,7 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
     assert all(r["attempts"] == 1 for r in rows)
     # the interrupted-then-resumed run equals an uninterrupted one, byte for byte (timings aside)
     fresh = tmp_path / "fresh"
-    run(_config(fresh, small_tasks, agent="test-slow-reference", concurrency=1))
+    run(_config(fresh, small_tasks, agent="test-slow-reference", concurrency=4))
     assert _export(output) == _export(fresh)
 
 

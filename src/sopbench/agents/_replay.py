@@ -73,12 +73,20 @@ class Replay(Agent):
 
     name = "replay"
 
-    def __init__(self, trajectories: str | Path | None = None, *, run: Run | None = None) -> None:
-        if trajectories is None and run is None:
-            raise ValueError("the replay agent needs --trajectories FILE")
-        self.path = None if trajectories is None else str(trajectories)
-        self.given = run
-        self.model = None if self.path is None else Path(self.path).name
+    def __init__(self, trajectories: str | Path) -> None:
+        path = Path(trajectories)
+        if not path.is_file():
+            raise ValueError(f"no such trajectory file: {path}")
+        self.path: str | None = str(path)
+        self.given: Run | None = None
+        self.model = path.name
+
+    @classmethod
+    def of_run(cls, run: Run) -> Replay:
+        """An agent that replays one recorded run (for library use: no file, no task lookup)."""
+        agent = cls.__new__(cls)
+        agent.path, agent.given, agent.model = None, run, None
+        return agent
 
     async def start(self, setup: EpisodeSetup) -> None:
         run = self.given

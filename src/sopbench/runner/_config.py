@@ -80,6 +80,27 @@ class RunConfig(BaseModel):
             if unknown:
                 flags = ", ".join(f"--{prefix}{option.replace('_', '-')}" for option in unknown)
                 raise RunConfigError(f"{what} {name!r} does not take {flags}")
+            missing = [p for p in required_options(factory) if p not in options]
+            if missing:
+                flags = ", ".join(f"--{prefix}{option.replace('_', '-')}" for option in missing)
+                raise RunConfigError(f"{what} {name!r} needs {flags}")
+            try:  # a bad option value (a missing file, a missing key) is the user's mistake
+                factory(**options)  # constructors acquire nothing (start() does): nothing to release
+            except Exception as exc:  # noqa: BLE001 - any constructor error, reported in one line
+                raise RunConfigError(f"cannot create {what} {name!r}: {exc}") from None
+
+
+def required_options(factory: Any) -> list[str]:
+    """Constructor parameters without a default (options the user must give)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return []
+    return [
+        n
+        for n, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+    ]
 
 
 def unaccepted_options(factory: Any, options: dict[str, Any]) -> list[str]:
