@@ -3,6 +3,7 @@
 1. Overhead per agent step: all tasks played through ``run_episode`` (no scoring, no store) with the
    reference agent, whose own ``act`` time is measured and subtracted. What remains is the runner:
    the loop, the tool calls on the lenient system, building messages. Goal: under 1 ms per step.
+   Baseline in the same run: the same tool calls executed directly on fresh systems.
 2. Throughput of the whole pipeline (play, score both protocols, store one transaction per episode)
    at concurrency 1 and 64, as episodes per second, and their ratio.
 
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from sopbench.agents import NoUser, Reference
+from sopbench.domains import LenientSystem, get_domain
 from sopbench.runner import Limits, RunConfig, episode_setup, run, run_episode, select_tasks
 
 
@@ -39,11 +41,26 @@ class TimedReference(Reference):
         return turn
 
 
-async def play_all(pairs) -> float:
+async def play_all(pairs, calls: list | None = None) -> float:
     started = time.perf_counter()
     for task, task_id in pairs:
         setup = episode_setup(task, task_id, "full", 0, 0)
-        await run_episode(setup, TimedReference(), NoUser(), Limits())
+        result = await run_episode(setup, TimedReference(), NoUser(), Limits())
+        if calls is not None:
+            calls.append((task, [(c.name, c.arguments) for c in result.calls]))
+    return time.perf_counter() - started
+
+
+def tool_calls_alone(played) -> float:
+    """The baseline: the same tool calls executed directly on fresh lenient systems, nothing else."""
+    started = time.perf_counter()
+    for task, calls in played:
+        system = LenientSystem(
+            get_domain(task.domain), task.initial_database, task.constraint_parameters, atomic=False
+        )
+        for name, arguments in calls:
+            system.execute(name, arguments, offered_only=False).content("value")
+        system.close()
     return time.perf_counter() - started
 
 
@@ -79,7 +96,14 @@ def main() -> None:
     args = parser.parse_args()
     pairs = select_tasks(RunConfig(agent="reference", tasks=args.tasks, output=Path("unused")))
     runner, agent, steps = overhead(pairs, args.repeat)
+    played: list = []
+    asyncio.run(play_all(pairs, played))
+    baseline = min(tool_calls_alone(played) for _ in range(args.repeat))
     print(f"{len(pairs)} episodes, {steps} agent steps (best of {args.repeat})")
+    print(
+        f"baseline, the same tool calls alone on fresh systems: {1000 * baseline / steps:.3f} ms per step; "
+        f"runner (tool calls included) / baseline = {runner / baseline:.2f}"
+    )
     print(
         f"runner overhead: {1000 * runner / steps:.3f} ms per step (goal < 1 ms); "
         f"the reference agent itself: {1000 * agent / steps:.3f} ms per step"
