@@ -13,12 +13,11 @@ from typing import Any
 
 from sopbench.agents import Agent, Usage, agent_factory, user_factory
 from sopbench.domains import PUBLISHED_DOMAINS
-from sopbench.scoring import RunScore, ScoringError, Summary, summarize
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
 from ._episode import EpisodeResult, Limits, run_episode
-from ._scoring_access import score_episode
+from ._scoring_access import RunScore, ScoringError, Summary, score_episode, summarize
 from ._setup import episode_setup, task_ids
 from ._store import Store
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sopbench.scoring import SOPBENCH, SOUND, RunScore, score_run
+from sopbench.scoring import SOPBENCH, SOUND, RunScore, ScoringError, Summary, score_run, summarize
 from sopbench.scoring._engine import (
     PUBLISHED_CHECKS,  # adapter: the lead switches this to the public API at merge
 )
@@ -20,7 +20,16 @@ from sopbench.tasks import Task
 
 from ._record import episode_record
 
-__all__ = ["PUBLISHED_CHECKS", "EpisodeScore", "score_episode"]
+# The runner's summaries are the scoring package's own (public) ones, passed through this one door.
+__all__ = [
+    "PUBLISHED_CHECKS",
+    "EpisodeScore",
+    "RunScore",
+    "ScoringError",
+    "Summary",
+    "score_episode",
+    "summarize",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,9 +91,9 @@ def episode_setup(
     """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings)."""
     domain, schemas, defaults, table = _domain_facts(task.domain)
     names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
-    for name in names:
-        if name not in schemas:
-            schemas[name] = tool_schema(domain, name)
+    extra = {
+        name: tool_schema(domain, name) for name in names if name not in schemas
+    }  # the cache stays the full list
     sops: dict[str, Expr] = {}
     for name in names:
         expr = task.constraints_original if name == task.goal else defaults.get(name)
@@ -103,7 +103,7 @@ def episode_setup(
         domain=task.domain,
         task_id=task_id,
         task=task,
-        tools=(*(schemas[name] for name in names), EXIT_SCHEMA),
+        tools=(*(schemas.get(name) or extra[name] for name in names), EXIT_SCHEMA),
         sops=sops,
         tool_list=tool_list,
         seed=seed,
