@@ -176,9 +176,7 @@ async def run_episode(setup: EpisodeSetup, agent: Agent, user: User, limits: Lim
                     result.problems.append(
                         f"malformed call {call.name}({call.arguments_text}): {call.problem}"
                     )
-                messages.append(
-                    {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": call.output}
-                )
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": call.output})
                 executed += 1
         else:
             result.end = "max_actions" if executed >= limits.max_actions else "max_turns"

@@ -45,17 +45,21 @@ def published_messages(domain: str, messages: Sequence[Mapping[str, Any]]) -> li
     """Chat-completions messages in the published ``interaction`` layout (``sender``, no ``role``)."""
     assistant = assistant_name(domain)
     out: list[dict[str, Any]] = []
+    # Chat tool messages carry only the call id; the runner answers a message's calls in order, so
+    # the n-th tool message after an assistant message answers its n-th call (ids may repeat).
+    pending: list[str] = []
     for message in messages:
         role = message.get("role")
         if role == "tool":
             out.append(
                 {
                     "tool_call_id": message.get("tool_call_id"),
-                    "tool_name": message.get("name"),
+                    "tool_name": pending.pop(0) if pending else "",
                     "content": message.get("content"),
                 }
             )
             continue
+        pending = [call["function"]["name"] for call in message.get("tool_calls") or ()]
         out.append(
             {
                 "sender": "user" if role == "user" else assistant,
