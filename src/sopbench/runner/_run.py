@@ -144,21 +144,14 @@ def plan_episodes(config: RunConfig, selected: list[tuple[Task, str]]) -> list[E
 
 
 # ---- one episode, played and scored -------------------------------------------------------------------
-async def play(
-    config: RunConfig,
-    episode: Episode,
-    agent_name: str | None = None,
-    agent_options: dict[str, Any] | None = None,
-) -> tuple[EpisodeResult, Agent | None]:
+async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agent | None]:
     """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``.
 
     The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
     """
-    name = agent_name or config.agent
-    options = config.agent_options if agent_options is None else agent_options
     setup = episode_setup(episode.task, episode.task_id, config.tool_list, episode.seed, episode.run)
     try:
-        agent = agent_factory(name)(**options)
+        agent = agent_factory(config.agent)(**config.agent_options)
         user = user_factory(config.user)(**config.user_options)
     except Exception as exc:  # noqa: BLE001 - a constructor failure is an infrastructure problem
         result = EpisodeResult(
@@ -353,22 +346,20 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
 def baseline_summaries(config: RunConfig, selected: list[tuple[Task, str]]) -> dict[str, Summary]:
     """refuse-all and no-verify on the same tasks (first run only, nothing stored): the two trivial
     scores every report shows next to a real agent."""
-    summaries: dict[str, Summary] = {}
-    baseline_config = config.model_copy(update={"user": "none", "user_options": {}})
-    for name in BASELINE_AGENTS:
-        scores = []
+    return {
+        name: summarize(asyncio.run(_baseline_scores(config, selected, name))) for name in BASELINE_AGENTS
+    }
 
-        async def play_all(name: str = name) -> list[tuple[Episode, EpisodeResult]]:
-            out = []
-            for task, task_id in selected:
-                episode = Episode(task, task_id, 0, episode_seed(config.seed, task_id, 0))
-                result, _ = await play(baseline_config, episode, name, {})
-                out.append((episode, result))
-            return out
 
-        for episode, result in asyncio.run(play_all()):
-            row = episode_row(baseline_config.model_copy(update={"agent": name}), episode, result, None, 1)
-            if row["status"] == "completed":
-                scores.append(row_score(row))
-        summaries[name] = summarize(scores)
-    return summaries
+async def _baseline_scores(config: RunConfig, selected: list[tuple[Task, str]], name: str) -> list[RunScore]:
+    baseline = config.model_copy(
+        update={"agent": name, "agent_options": {}, "user": "none", "user_options": {}}
+    )
+    scores = []
+    for task, task_id in selected:
+        episode = Episode(task, task_id, 0, episode_seed(config.seed, task_id, 0))
+        result, _ = await play(baseline, episode)
+        row = episode_row(baseline, episode, result, None, 1)
+        if row["status"] == "completed":
+            scores.append(row_score(row))
+    return scores
