@@ -463,10 +463,6 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":
-    main()
-
-
 # ---- run and export (issue 11) ---------------------------------------------------------------------
 OptionalStr = Annotated[str | None, typer.Option()]
 
@@ -710,3 +706,7 @@ def export(
         raise typer.Exit(1) from None
     finally:
         store.close()
+
+
+if __name__ == "__main__":  # last, so that every verb above is registered (python -m sopbench.cli)
+    main()
