@@ -247,7 +247,7 @@ class Reference(Agent):
 
     def _work_out(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         spec = self.domain.tools.get(tool)
-        if spec is None or spec.kind is not ToolKind.READ or tool not in self.offered:
+        if spec is None or spec.kind is not ToolKind.READ:
             return _UNKNOWN
         context = Context(_NoData(), self.context.params, {}, _no_call, self.domain.options)
         try:
