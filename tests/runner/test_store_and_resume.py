@@ -63,9 +63,9 @@ main()
 """
 
 
-def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tasks, tmp_path):
-    output = tmp_path / "killed"
-    script = KILLABLE_RUN.format(tests=str(Path(__file__).parent), tasks=str(small_tasks), output=str(output))
+def _start_and_wait(output: Path, tasks: Path) -> subprocess.Popen:
+    """A CLI run in a subprocess, returned once at least 3 episodes are stored (and it still runs)."""
+    script = KILLABLE_RUN.format(tests=str(Path(__file__).parent), tasks=str(tasks), output=str(output))
     process = subprocess.Popen(
         [sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -81,7 +81,27 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
             if stored >= 3:
                 break
         time.sleep(0.005)
-    assert process.poll() is None, f"the run ended before it could be killed: {process.stderr.read()!r}"
+    assert process.poll() is None, f"the run ended before it could be stopped: {process.stderr.read()!r}"
+    return process
+
+
+def test_ctrl_c_exits_130_and_keeps_every_finished_episode(small_tasks, tmp_path):
+    output = tmp_path / "interrupted"
+    process = _start_and_wait(output, small_tasks)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert b"resume" in stderr and b"Traceback" not in stderr
+    with sqlite3.connect(output / "results.sqlite") as check:
+        kept = check.execute("SELECT count(*) FROM episodes WHERE status = 'completed'").fetchone()[0]
+    assert 3 <= kept < 12
+    resumed = run(_config(output, small_tasks, agent="test-slow-reference", concurrency=3))
+    assert resumed.skipped == kept and resumed.completed == 12
+
+
+def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tasks, tmp_path):
+    output = tmp_path / "killed"
+    process = _start_and_wait(output, small_tasks)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     with sqlite3.connect(output / "results.sqlite") as check:
