@@ -52,19 +52,28 @@ RUN_CHOICES = ("all", "first")
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(metavar="PATH", help="Trajectory files (.json, .json.gz) or folders of them.", show_default=False),
+    typer.Argument(
+        metavar="PATH", help="Trajectory files (.json, .json.gz) or folders of them.", show_default=False
+    ),
 ]
 Output = Annotated[
     Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write; - is standard output.")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON document on stdout.")]
 ProtocolName = Annotated[
-    str, typer.Option("--protocol", metavar="NAME", help="sound (the default) or sopbench (the published evaluator).")
+    str,
+    typer.Option(
+        "--protocol", metavar="NAME", help="sound (the default) or sopbench (the published evaluator)."
+    ),
 ]
 QuirkOn = Annotated[
     list[str] | None,
-    typer.Option("--quirk", metavar="NAME", help="Turn a quirk on (repeatable; names: sopbench quirks).",
-                 show_default=False),
+    typer.Option(
+        "--quirk",
+        metavar="NAME",
+        help="Turn a quirk on (repeatable; names: sopbench quirks).",
+        show_default=False,
+    ),
 ]
 QuirkOff = Annotated[
     list[str] | None,
@@ -72,13 +81,20 @@ QuirkOff = Annotated[
 ]
 BankCards = Annotated[
     Path | None,
-    typer.Option("--bank-cards", metavar="FILE", show_default=False,
-                 help="CSV file,credit_cards_as_when_scored (list or dict): the bank card reading per file."),
+    typer.Option(
+        "--bank-cards",
+        metavar="FILE",
+        show_default=False,
+        help="CSV file,credit_cards_as_when_scored (list or dict): the bank card reading per file.",
+    ),
 ]
 JustifiedRefusal = Annotated[
     bool,
-    typer.Option("--require-justified-refusal", "--justify",
-                 help="Also judge whether each correct refusal revealed a violated constraint."),
+    typer.Option(
+        "--require-justified-refusal",
+        "--justify",
+        help="Also judge whether each correct refusal revealed a violated constraint.",
+    ),
 ]
 
 
@@ -90,11 +106,16 @@ JustifiedRefusal = Annotated[
 )
 def diagnose(
     seed: Annotated[int, typer.Option(metavar="N", help="Seed of the constructed traces.")] = 42,
-    per_kind: Annotated[int, typer.Option(metavar="N", min=1, help="Traces of each kind (built-in SOP).")] = 5,
+    per_kind: Annotated[
+        int, typer.Option(metavar="N", min=1, help="Traces of each kind (built-in SOP).")
+    ] = 5,
     tasks: Annotated[
         str | None,
-        typer.Option(metavar="DOMAINS", show_default=False,
-                     help="Also build traces over published tasks: all, or domains separated by commas."),
+        typer.Option(
+            metavar="DOMAINS",
+            show_default=False,
+            help="Also build traces over published tasks: all, or domains separated by commas.",
+        ),
     ] = None,
     tasks_dir: Annotated[
         Path, typer.Option(metavar="DIR", help="Folder of <domain>_tasks.json[.gz] files.")
@@ -182,7 +203,8 @@ def evaluate(
     no_quirk: QuirkOff = None,
     require_justified_refusal: JustifiedRefusal = False,
     runs: Annotated[
-        str, typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published).")
+        str,
+        typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published)."),
     ] = "all",
     bank_cards: BankCards = None,
     as_json: AsJson = False,
@@ -205,8 +227,14 @@ def evaluate(
 
     def produce(files, write, advance):
         result = evaluate_files(
-            files, chosen, write, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
-            progress=advance, on_problem=job.problem,
+            files,
+            chosen,
+            write,
+            runs=runs,
+            credit_cards=cards,
+            justify_refusal=require_justified_refusal,
+            progress=advance,
+            on_problem=job.problem,
         )
         return result, result.runs_scored
 
@@ -232,9 +260,12 @@ def leaderboard(
     ] = False,
     tasks_dir: Annotated[
         Path | None,
-        typer.Option(metavar="DIR", show_default=False,
-                     help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
-                     "exists, else the tasks inside the records)."),
+        typer.Option(
+            metavar="DIR",
+            show_default=False,
+            help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
+            "exists, else the tasks inside the records).",
+        ),
     ] = None,
     bank_cards: BankCards = None,
     require_justified_refusal: JustifiedRefusal = False,
@@ -268,7 +299,9 @@ def leaderboard(
     if output_format not in LEADERBOARD_FORMATS:
         raise UserError(f"--format {output_format}: choose markdown, csv or json")
     if compare_protocols and output_format == "csv":
-        raise UserError("--compare does not fit in one CSV table: use --format json (one document) or markdown")
+        raise UserError(
+            "--compare does not fit in one CSV table: use --format json (one document) or markdown"
+        )
     cards = _card_choice(bank_cards)
     files = _trajectory_files(paths)
     target = job.output(output)
@@ -282,12 +315,21 @@ def leaderboard(
         _nothing_found(paths)
         return
     if baseline_tasks is None:
-        err_console().print(f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False)
+        err_console().print(
+            f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
+        )
     passes = 2 if compare_protocols else 1
     with job.progress(passes * len(files), "scored") as advance:
         report = build_leaderboard(
-            files, chosen, tasks=baseline_tasks, credit_cards=cards, justify_refusal=require_justified_refusal,
-            compare_protocols=compare_protocols, min_cases=min_cases, progress=advance, on_problem=job.problem,
+            files,
+            chosen,
+            tasks=baseline_tasks,
+            credit_cards=cards,
+            justify_refusal=require_justified_refusal,
+            compare_protocols=compare_protocols,
+            min_cases=min_cases,
+            progress=advance,
+            on_problem=job.problem,
         )
     named = records_without_trajectory(report.records_without_runs)
     if named is not None:
@@ -299,8 +341,14 @@ def leaderboard(
 
 
 # ---- quirks --------------------------------------------------------------------------------------
-@verb(app, name="quirks", epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl")
-def quirks(as_json: Annotated[bool, typer.Option("--json", help="Print them as one JSON document.")] = False) -> None:
+@verb(
+    app,
+    name="quirks",
+    epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl",
+)
+def quirks(
+    as_json: Annotated[bool, typer.Option("--json", help="Print them as one JSON document.")] = False,
+) -> None:
     """The named quirks of the published evaluator, for --quirk and --no-quirk.
 
     The sopbench protocol is the sound protocol with every quirk on; see docs/protocols.md.
@@ -313,7 +361,9 @@ def quirks(as_json: Annotated[bool, typer.Option("--json", help="Print them as o
     if as_json:
         sys.stdout.write(json.dumps([asdict(q) for q in QUIRKS.values()], indent=2) + "\n")
         return
-    table = TextTable("quirks (all on in --protocol sopbench, all off in sound)", ["quirk", "spec", "what it does"])
+    table = TextTable(
+        "quirks (all on in --protocol sopbench, all off in sound)", ["quirk", "spec", "what it does"]
+    )
     for quirk in QUIRKS.values():
         table.add_row([quirk.name, quirk.spec, quirk.summary])
     table.print(out_console())
@@ -398,52 +448,326 @@ def _show(result, target: OutputTarget, as_json: bool) -> None:
     console.print(f"wrote {target}", markup=False)
 
 
-# ---- adapter: the helpers of the old cli.py, for verbs written against it (run, export, generate)
-# until the lead moves them onto ``verb``/``Job`` at merge; then this section goes.
-console = out_console()
-errors = err_console()
-
-
-def _check_paths(paths: list[Path]) -> None:
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        errors.print(f"error: no such file or folder: {', '.join(missing)}", markup=False)
-        raise typer.Exit(2)
-
-
-def _task_file(tasks_dir: Path, domain: str) -> Path:
-    from sopbench.tasks import task_file
-
-    try:
-        return task_file(tasks_dir, domain)
-    except LoadError as exc:
-        errors.print(f"error: --tasks-dir {tasks_dir}: {exc}", markup=False)
-        raise typer.Exit(2) from None
-
-
-def _report_problems(problems: list[str]) -> None:
-    for problem in problems[:20]:
-        errors.print(f"skipped: {problem}", markup=False)
-    if len(problems) > 20:
-        errors.print(f"... and {len(problems) - 20} more problems", markup=False)
-
-
-def _progress(total: int, what: str):
-    """The old ``_progress``: ``advance(path)`` after each file (a bar on a terminal only)."""
-    from contextlib import contextmanager
-
-
-    @contextmanager
-    def bar():
-        with Job(what).progress(total, what) as advance:
-            yield lambda path: advance(Path(path).name)
-
-    return bar()
-
-
 def main() -> None:
     app()
 
 
-if __name__ == "__main__":
+# ---- run and export ------------------------------------------------------------------------------
+AgentOption = Annotated[str | None, typer.Option(metavar="TEXT", show_default=False)]
+
+
+@verb(
+    app,
+    epilog="Examples: sopbench run --agent reference --domain all --tasks ../shared/sopbench/tasks "
+    "--output runs/reference ; sopbench run --agent openai --base-url http://localhost:8000/v1 "
+    "--model qwen2.5 --domain bank --limit 20 --output runs/qwen",
+)
+def run(
+    agent: Annotated[
+        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, ...")
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="Run folder (results.sqlite); the same folder resumes."
+        ),
+    ],
+    domain: Annotated[
+        str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")
+    ] = "all",
+    tasks: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            show_default=False,
+            help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set).",
+        ),
+    ] = None,
+    tool_list: Annotated[
+        str, typer.Option(metavar="NAME", help="full (every tool an agent may call) or oracle.")
+    ] = "full",
+    user: Annotated[
+        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, ...")
+    ] = "none",
+    limit: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")] = 8,
+    runs: Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")] = 1,
+    seed: Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")] = 0,
+    max_turns: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Messages per episode (published: 20).")
+    ] = 20,
+    max_actions: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
+    ] = 10,
+    episode_timeout: Annotated[
+        float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
+    ] = 600.0,
+    base_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="Agent: OpenAI-compatible endpoint.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(metavar="NAME", help="Agent: model name.")] = None,
+    tool_mode: Annotated[
+        str | None, typer.Option(metavar="MODE", help="Agent: fc, react or act-only.")
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option(metavar="T", help="Agent: sampling temperature.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(metavar="N", help="Agent: completion token limit.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(metavar="VAR", help="Agent: variable holding the API key.")
+    ] = None,
+    request_timeout: Annotated[
+        float | None, typer.Option(metavar="SECONDS", help="Agent: per request.")
+    ] = None,
+    max_retries: Annotated[int | None, typer.Option(metavar="N", help="Agent: retries per request.")] = None,
+    trajectories: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Agent (replay): a published trajectory file.")
+    ] = None,
+    user_base_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="User: OpenAI-compatible endpoint.")
+    ] = None,
+    user_model: Annotated[str | None, typer.Option(metavar="NAME", help="User: model name.")] = None,
+    user_api_key_env: Annotated[
+        str | None, typer.Option(metavar="VAR", help="User: variable holding the API key.")
+    ] = None,
+    user_script: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
+    ] = None,
+    baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--import",
+            metavar="MODULE",
+            show_default=False,
+            help="Import a module that registers agents or users (repeatable).",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
+
+    Episodes follow the published loop (the task's user_prompt first; the user replies with the
+    known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
+    episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
+    finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain.
+    """
+    from sopbench.report import run_tables
+    from sopbench.runner import RunConfig, RunConfigError, StoreError, import_plugins
+    from sopbench.runner import run as run_agents
+
+    job = current_job()
+    try:
+        import_plugins(plugin or ())
+    except ImportError as exc:
+        raise UserError(f"--import: {exc}") from None
+    if tasks is not None:
+        job.inputs([tasks], "--tasks")
+    for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
+        if path is not None:
+            job.inputs([path], option)
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output}: is a file; name a folder (it holds results.sqlite)")
+    agent_options = _given(
+        base_url=base_url,
+        model=model,
+        tool_mode=tool_mode,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        api_key_env=api_key_env,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
+        trajectories=None if trajectories is None else str(trajectories),
+    )
+    user_options = _given(
+        base_url=user_base_url,
+        model=user_model,
+        api_key_env=user_api_key_env,
+        script=None if user_script is None else str(user_script),
+    )
+    try:
+        config = RunConfig(
+            domains=domain,
+            agent=agent,
+            agent_options=agent_options,
+            user=user,
+            user_options=user_options,
+            tasks=tasks,
+            output=output,
+            tool_list=tool_list,
+            limit=limit,
+            concurrency=concurrency,
+            runs=runs,
+            seed=seed,
+            max_turns=max_turns,
+            max_actions=max_actions,
+            episode_timeout=episode_timeout,
+            baselines=baselines,
+        )
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise UserError(_first_error(exc)) from None
+    progress = _EpisodeProgress(job)
+    try:
+        with progress:
+            report = run_agents(config, progress=progress.update)
+    except (RunConfigError, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    job.finish(f"{report.completed} of {report.episodes} episodes stored in {output}")
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
+    else:
+        for table in run_tables(report, agent):
+            table.print(out_console())
+        out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
+    for reason in report.infra_reasons:
+        job.problem(reason, kind="infra_error")
+    if report.infra_errors:
+        err_console().print(
+            f"{report.infra_errors} episodes ended in infra_error (not scored): run the same command to retry them",
+            markup=False,
+        )
+    elif report.episodes == 0:
+        job.nothing_to_do("no task matches --domain / --limit")
+
+
+def _given(**options: object) -> dict[str, object]:
+    """The options the user set (an agent's constructor gets only those)."""
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _first_error(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        return f"--{where.replace('_', '-')}: {error['msg']}"
+    return str(exc)
+
+
+class _EpisodeProgress:
+    """Episodes done, pass rate so far, infra errors and ETA on stderr (terminal only); the job's
+    ``done`` line stays current so that Ctrl-C says how many episodes are stored."""
+
+    def __init__(self, job: Job) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.job = job
+        console = err_console()
+        self.bar = Progress(
+            TextColumn("episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pass {task.fields[rate]}"),
+            TextColumn("infra errors {task.fields[errors]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
+
+    def __enter__(self) -> _EpisodeProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+    def update(self, progress) -> None:
+        rate = progress.pass_rate
+        total = progress.total - progress.skipped
+        self.job.finish(
+            f"{progress.done} of {total} episodes finished and stored ({progress.skipped} stored before); "
+            "run the same command to resume"
+        )
+        self.bar.update(
+            self.handle,
+            total=total,
+            completed=progress.done,
+            rate="-" if rate is None else f"{100 * rate:.1f}%",
+            errors=progress.infra_errors,
+        )
+
+
+@verb(
+    app,
+    epilog="Examples: sopbench export runs/reference --format jsonl > episodes.jsonl ; "
+    "sopbench export runs/reference --format sopbench --output runs/reference/trajectories",
+)
+def export(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="A run folder (holding results.sqlite).")],
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="NAME", help="jsonl (one episode per line) or sopbench (trajectory files)."
+        ),
+    ] = "jsonl",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="PATH",
+            show_default=False,
+            help="jsonl: a file, - for stdout (the default); sopbench: a folder (default DIR/trajectories).",
+        ),
+    ] = None,
+    timings: Annotated[
+        bool, typer.Option(help="Include latency_s (off: byte-identical exports of deterministic agents).")
+    ] = True,
+    tasks: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH", show_default=False, help="Task files for --format sopbench (default: the run's)."
+        ),
+    ] = None,
+) -> None:
+    """Export a run folder: JSON Lines with one episode per line, or trajectory files of the published layout.
+
+    Each line holds domain, task_id, goal, agent, model, tool_mode, tool_list, run, seed, status,
+    tool_calls, final_database, verdict (passed, database, permission, procedure and the seven
+    published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
+    --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
+    (and the original code) can score.
+    """
+    from sopbench.runner import StoreError, default_tasks_path, export_jsonl, export_sopbench, open_existing
+
+    job = current_job()
+    if output_format not in ("jsonl", "sopbench"):
+        raise UserError(f"--format {output_format}: choose jsonl or sopbench")
+    try:
+        store = open_existing(folder)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    job.inputs([folder, folder / "results.sqlite"], "argument")
+    try:
+        if output_format == "jsonl":
+            target = job.output(output)
+            with job.write(target) as sink:
+                count = export_jsonl(store, sink, timings=timings)
+            job.finish(f"{count} episodes exported to {target}")
+            err_console().print(f"exported {count} episodes to {target}", markup=False)
+            if count == 0:
+                job.nothing_to_do(f"{folder} holds no episode")
+            return
+        if output is not None and str(output) == "-":
+            raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
+        task_path = tasks or default_tasks_path(store)
+        job.inputs([task_path], "--tasks")
+        written = export_sopbench(store, output or folder / "trajectories", task_path)
+        for path in written:
+            err_console().print(f"wrote {path}", markup=False)
+        if not written:
+            job.nothing_to_do(f"{folder} holds no completed episode")
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":  # last, so that every verb above is registered (python -m sopbench.cli)
     main()

@@ -10,6 +10,8 @@ An agent is one class registered under a name::
             return AgentTurn(content="I cannot help with that.")
 """
 
+# The built-in agents and users register themselves on import.
+from ._baselines import NoVerify, RefuseAll  # noqa: E402
 from ._protocol import (
     EXIT_TOOL,
     Agent,
@@ -31,6 +33,9 @@ from ._protocol import (
     user_factory,
     user_names,
 )
+from ._reference import Reference  # noqa: E402
+from ._replay import Replay  # noqa: E402
+from ._users import NoUser, ScriptedUser, ScriptError, known_values_reply, load_script  # noqa: E402
 
 __all__ = [
     "EXIT_TOOL",
@@ -40,6 +45,13 @@ __all__ = [
     "AgentTurn",
     "ContextLengthExceeded",
     "EpisodeSetup",
+    "NoUser",
+    "NoVerify",
+    "Reference",
+    "RefuseAll",
+    "Replay",
+    "ScriptError",
+    "ScriptedUser",
     "Message",
     "ToolCallRequest",
     "Usage",
@@ -48,6 +60,8 @@ __all__ = [
     "UserTurn",
     "agent_factory",
     "agent_names",
+    "known_values_reply",
+    "load_script",
     "register_agent",
     "register_user",
     "user_factory",

@@ -76,6 +76,10 @@ class EpisodeSetup:
     parameter names of ``task.constraint_parameters`` (the structured form of the prompt's listing).
     ``task`` is given so that users and replaying agents can read ``user_prompt`` / ``user_known``;
     an agent under test must not read the task's database, graph or expected outcome.
+    ``verifiers``: for every constraint name, the tool calls that check it (a verification process,
+    or for a session constraint such as ``logged_in_user`` the call that establishes it), written in
+    the constraint's parameter names; ``None`` when no tool is needed (a check of the arguments).
+    It is the structured form of what the prompt's wording and the tool descriptions tell a model.
     """
 
     domain: str
@@ -87,6 +91,7 @@ class EpisodeSetup:
     seed: int
     run: int
     options: Mapping[str, Any] = field(default_factory=dict)
+    verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
 
 
 class AgentInfraError(Exception):

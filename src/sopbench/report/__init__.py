@@ -25,7 +25,8 @@ from ._leaderboard import (
     tasks_in_records,
 )
 from ._replay import ReplayReport, replay_files
-from ._table import TextTable, percent, rate_text, records_without_trajectory
+from ._run import RunResult, run_tables
+from ._table import TextTable, percent, rate_text, records_without_trajectory, summary_table
 
 __all__ = [
     "CARD_READINGS",
@@ -36,6 +37,7 @@ __all__ = [
     "EvaluationReport",
     "LeaderboardReport",
     "ReplayReport",
+    "RunResult",
     "TextTable",
     "build_leaderboard",
     "compare_files",
@@ -50,5 +52,7 @@ __all__ = [
     "render_leaderboard",
     "replay_files",
     "run_diagnosis",
+    "run_tables",
+    "summary_table",
     "tasks_in_records",
 ]

@@ -10,7 +10,7 @@ from typing import Any
 from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, score_paths, summarize
 
 from ._cards import CardChoice
-from ._table import TextTable, percent, rate_text, records_without_trajectory
+from ._table import TextTable, records_without_trajectory, summary_table
 
 Progress = Callable[[str], None]  # called with each file's name once it is done
 ProblemSink = Callable[[str], None]
@@ -41,34 +41,11 @@ class EvaluationReport:
         }
 
     def table(self) -> TextTable:
-        columns = [
-            "domain",
-            "runs",
-            "pass rate",
-            "must succeed",
-            "must refuse",
-            "balanced",
-            "database",
-            "permission",
-            "procedure",
-        ] + (["justified refusals"] if self.justified else [])
-        table = TextTable(f"{self.runs_scored} runs scored with protocol {self.protocol}", columns)
-        for name, domain in self.summary.domains.items():
-            failures = domain.failures
-            row = [
-                name,
-                str(domain.runs),
-                percent(domain.pass_rate),
-                rate_text(*domain.should_succeed),
-                rate_text(*domain.should_refuse),
-                percent(domain.balanced),
-                *(str(failures.get(judgement, 0)) for judgement in ("database", "permission", "procedure")),
-            ]
-            if self.justified:
-                justified = domain.justified_refusal_rate
-                row.append("-" if justified is None else rate_text(justified.passed, justified.total))
-            table.add_row(row, bold=name == "all")
-        return table
+        return summary_table(
+            self.summary,
+            f"{self.runs_scored} runs scored with protocol {self.protocol}",
+            justified=self.justified,
+        )
 
     def notes(self) -> list[str]:
         """Lines to print under the table."""

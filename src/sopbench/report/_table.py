@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sopbench.scoring import Summary
+
 
 @dataclass
 class TextTable:
@@ -78,3 +80,30 @@ def records_without_trajectory(pairs: Sequence[tuple[str, int]], *, files_shown:
         parts.append(f"{name}: {len(indexes)} (records {shown})")
     more = f"; and {len(by_file) - files_shown} more files" if len(by_file) > files_shown else ""
     return f"{len(pairs)} records have no trajectory (not scored): " + "; ".join(parts) + more
+
+
+JUDGEMENTS = ("database", "permission", "procedure")
+
+
+def summary_table(
+    summary: Summary, title: str, *, justified: bool = False, first: str = "domain"
+) -> TextTable:
+    """The per-domain summary every scoring verb prints (evaluate, run): pass rate, the rates on
+    tasks that must succeed and must be refused, their balanced mean, failures by judgement."""
+    columns = [first, "runs", "pass rate", "must succeed", "must refuse", "balanced", *JUDGEMENTS]
+    table = TextTable(title, columns + (["justified refusals"] if justified else []))
+    for name, domain in summary.domains.items():
+        row = [
+            name,
+            str(domain.runs),
+            percent(domain.pass_rate),
+            rate_text(*domain.should_succeed),
+            rate_text(*domain.should_refuse),
+            percent(domain.balanced),
+            *(str(domain.failures.get(judgement, 0)) for judgement in JUDGEMENTS),
+        ]
+        if justified:
+            rate = domain.justified_refusal_rate
+            row.append("-" if rate is None else rate_text(rate.passed, rate.total))
+        table.add_row(row, bold=name == "all")
+    return table

@@ -1,0 +1,49 @@
+"""``sopbench run``: the summary of a run folder, beside the two trivial baselines on the same tasks."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sopbench.scoring import Summary
+
+from ._table import TextTable, percent, rate_text, summary_table
+
+
+class RunResult(Protocol):
+    """What ``sopbench.runner.run`` reports (only what the tables show)."""
+
+    episodes: int
+    completed: int
+    ran: int
+    skipped: int
+    infra_errors: int
+    summary: Summary
+    baselines: dict[str, Summary]
+
+
+def run_tables(report: RunResult, agent: str) -> list[TextTable]:
+    """The per-domain table of the agent's scored episodes, then the agent next to the baselines."""
+    title = (
+        f"{agent}: {report.completed} of {report.episodes} episodes scored (sound protocol), "
+        f"{report.ran} run now, {report.skipped} already stored"
+    )
+    tables = [summary_table(report.summary, title)]
+    if report.baselines:
+        side = TextTable(
+            "next to the two trivial baselines on the same tasks (first run)",
+            ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"],
+        )
+        for name, summary in [(agent, report.summary), *report.baselines.items()]:
+            overall = summary.overall
+            side.add_row(
+                [
+                    name,
+                    str(overall.runs),
+                    percent(overall.pass_rate),
+                    rate_text(*overall.should_succeed),
+                    rate_text(*overall.should_refuse),
+                    percent(overall.balanced),
+                ]
+            )
+        tables.append(side)
+    return tables

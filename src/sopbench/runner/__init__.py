@@ -1,0 +1,53 @@
+"""Running agents on tasks: the episode runner, its SQLite store, resume and export.
+
+>>> from sopbench.runner import RunConfig, run
+>>> report = run(RunConfig(agent="reference", domains=("bank",), output="runs/ref"))  # doctest: +SKIP
+>>> report.summary.overall.pass_rate  # doctest: +SKIP
+
+Each episode follows the published loop (SPEC §6.1) on a lenient system, is scored with the sound
+protocol (and the published checks), and is stored in ``<output>/results.sqlite`` in one
+transaction; running the same configuration again skips finished episodes and retries
+``infra_error`` ones. See docs/runner.md.
+"""
+
+from ._config import DEFAULT_TASKS_DIR, RunConfig, RunConfigError, import_plugins
+from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
+from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
+from ._record import record_json
+from ._run import BASELINE_AGENTS, Episode, Progress, RunReport, episode_seed, play, run, select_tasks
+from ._setup import TOOL_LISTS, episode_setup, offered_tools, task_ids
+from ._store import SCHEMA_VERSION, STORE_NAME, Store, StoreError, default_tasks_path, open_existing
+
+__all__ = [
+    "BASELINE_AGENTS",
+    "DEFAULT_TASKS_DIR",
+    "SCHEMA_VERSION",
+    "STORE_NAME",
+    "TOOL_LISTS",
+    "Episode",
+    "EpisodeResult",
+    "ExecutedCall",
+    "Limits",
+    "Progress",
+    "RunConfig",
+    "RunConfigError",
+    "RunReport",
+    "Store",
+    "StoreError",
+    "default_tasks_path",
+    "episode_seed",
+    "episode_setup",
+    "export_jsonl",
+    "export_line",
+    "export_sopbench",
+    "import_plugins",
+    "offered_tools",
+    "open_existing",
+    "play",
+    "record_json",
+    "run",
+    "run_episode",
+    "select_tasks",
+    "task_ids",
+    "trajectory_file_name",
+]

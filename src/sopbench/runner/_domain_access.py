@@ -1,0 +1,50 @@
+"""Everything the runner needs from the domains package that is not (yet) its public API.
+
+# adapter: the lead switches this to the public API at merge
+(``sopbench.domains`` is adding default SOPs, link mapping and task oracles to its public API; until
+then this module is the only place in the runner that reads a private ``domains._x`` module.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sopbench.constraints import Expr, Single
+from sopbench.domains import Domain
+from sopbench.domains._derive import (
+    default_dependencies,
+)  # adapter: the lead switches this to the public API at merge
+
+# The one tool no agent is offered: it reads the whole database (the published flag that would have
+# offered it is never set). Every other tool is offered by the ``full`` list, including the published
+# goals the original never offered (bank ``cancel_credit_card``, ``pay_bill_with_credit_card``).
+NEVER_OFFERED = frozenset({"internal_get_database"})
+
+
+def default_sops(domain: Domain) -> Mapping[str, Expr | None]:
+    """Every tool's default SOP (option ``full``, not expanded): what the prompt shows per action."""
+    return default_dependencies(domain.catalogue, "full", expanded=False)
+
+
+def full_tool_names(domain: Domain) -> list[str]:
+    """The ``full`` tool list: every tool an agent may call, in the published prompt order."""
+    order = list(domain.catalogue.tools)
+    names = [name for name in domain.tools if name not in NEVER_OFFERED]
+    return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+
+
+def verifiers(domain: Domain) -> dict[str, Expr | None]:
+    """How each constraint is checked with tools, in the constraint's own parameter names.
+
+    A verification process (``sufficient_account_balance`` -> ``get_account_balance`` or the
+    database) or, for a session constraint, the call that establishes it (``logged_in_user`` ->
+    ``login_user``, its other parameters named as themselves). ``None``: no tool needed.
+    """
+    catalogue = domain.catalogue
+    table: dict[str, Expr | None] = dict(catalogue.processes)
+    for constraint, link in catalogue.links.items():
+        params = dict(link.params or ())
+        for param in catalogue.graph_params(link.name):
+            params.setdefault(param, param)
+        table[constraint] = Single(link.name, tuple(params.items()))
+    return table

@@ -1,0 +1,118 @@
+"""An episode as a record of the published trajectory layout (SPEC §6.2).
+
+One conversion serves both the scorer (which reads records) and ``sopbench export --format
+sopbench`` (which writes them), so that ``sopbench evaluate`` on an export gives the verdicts the
+runner stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from sopbench.constraints import dump
+from sopbench.tasks import Task
+from sopbench.traces import Record, record_from_json
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    """The task in the published encoding, with ``user_goal``."""
+    return {
+        "initial_database": task.initial_database,
+        "constraint_parameters": task.constraint_parameters,
+        "user_known": task.user_known,
+        "constraints": task.constraints_json if task.constraints_json is not None else dump(task.constraints),
+        "constraints_original": (
+            task.constraints_original_json
+            if task.constraints_original_json is not None
+            else dump(task.constraints_original)
+        ),
+        "action_should_succeed": task.action_should_succeed,
+        "user_instruction": task.user_instruction,
+        "user_prompt": task.user_prompt,
+        "directed_action_graph": task.directed_action_graph.to_json(),
+        "user_goal": task.goal,
+    }
+
+
+def assistant_name(domain: str) -> str:
+    """The published simulator's sender name for the assistant: ``"online market assistant"``."""
+    return f"{domain.replace('_', ' ')} assistant"
+
+
+def published_messages(domain: str, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Chat-completions messages in the published ``interaction`` layout (``sender``, no ``role``)."""
+    assistant = assistant_name(domain)
+    out: list[dict[str, Any]] = []
+    # Chat tool messages carry only the call id; the runner answers a message's calls in order, so
+    # the n-th tool message after an assistant message answers its n-th call (ids may repeat).
+    pending: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "tool":
+            out.append(
+                {
+                    "tool_call_id": message.get("tool_call_id"),
+                    "tool_name": pending.pop(0) if pending else "",
+                    "content": message.get("content"),
+                }
+            )
+            continue
+        pending = [call["function"]["name"] for call in message.get("tool_calls") or ()]
+        out.append(
+            {
+                "sender": "user" if role == "user" else assistant,
+                "content": message.get("content"),
+                "tool_calls": [dict(call) for call in message.get("tool_calls") or ()] or None,
+            }
+        )
+    return out
+
+
+def setup_json(tool_list: str, model: str | None, tool_mode: str | None, user: str) -> dict[str, Any]:
+    agent = {
+        "model": model,
+        "temperature": None,
+        "top_p": None,
+        "max_tokens": None,
+        "tool_call_mode": tool_mode,
+    }
+    return {
+        "env_mode": "prompt",
+        "shuffle_func": False,
+        "default_constraint_option": "full",
+        "constraint_descr_format": "structured",
+        "tool_list": tool_list,
+        "user_agent": None if user == "none" else {"model": user},
+        "assistant_agent": agent,
+    }
+
+
+def record_json(
+    task: Task,
+    runs: Sequence[tuple[Sequence[Mapping[str, Any]], Any]],
+    *,
+    tool_list: str,
+    model: str | None,
+    tool_mode: str | None,
+    user: str = "none",
+) -> dict[str, Any]:
+    """One task's record: ``runs`` are (chat messages, final database) pairs, one per run."""
+    return {
+        "domain": task.domain,
+        "setup": setup_json(tool_list, model, tool_mode, user),
+        "task": task_json(task),
+        "interactions": [
+            {"prompt": "", "interaction": published_messages(task.domain, messages), "database": database}
+            for messages, database in runs
+        ],
+    }
+
+
+def episode_record(
+    task: Task, messages: Sequence[Mapping[str, Any]], database: Any, *, tool_list: str
+) -> Record:
+    """The episode as a loaded record, sharing ``task`` itself (scorers key their caches on it)."""
+    data = record_json(task, [(messages, database)], tool_list=tool_list, model=None, tool_mode=None)
+    return replace(record_from_json(data), task=task)

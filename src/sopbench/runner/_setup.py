@@ -1,0 +1,125 @@
+"""What an agent is shown before an episode: the offered tools, each action's SOP, the verifiers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any, Literal
+
+from sopbench.agents import EXIT_TOOL, EpisodeSetup
+from sopbench.constraints import Expr
+from sopbench.domains import Domain, get_domain, parameters_schema
+from sopbench.tasks import Task
+
+from ._domain_access import default_sops, full_tool_names, verifiers
+
+ToolList = Literal["full", "oracle"]
+TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
+
+EXIT_SCHEMA: Mapping[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": EXIT_TOOL,
+        "description": "End the conversation: call it once the request is handled or cannot be handled.",
+        "strict": True,
+        "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+    },
+}
+
+
+@cache
+def _domain_facts(name: str) -> tuple[Domain, dict[str, Mapping[str, Any]], Mapping[str, Expr | None], dict]:
+    domain = get_domain(name)
+    schemas = {tool: tool_schema(domain, tool) for tool in full_tool_names(domain)}
+    return domain, schemas, default_sops(domain), verifiers(domain)
+
+
+def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
+    """The OpenAI function-tool schema of ``tool``; tools the original never described get one built
+    from their signature, each parameter typed as the same-named parameter of another tool."""
+    spec = domain.tools[tool]
+    if spec.schema is not None and spec.schema.schema_params is not None:
+        return spec.openai_schema()
+    known: dict[str, Any] = {}
+    for other in domain.catalogue.tools.values():
+        for param in other.schema_params or ():
+            known.setdefault(param["name"], {"type": param.get("type", "string")})
+    parameters = parameters_schema(None)
+    parameters["properties"] = {p: dict(known.get(p, {"type": "string"})) for p in spec.params}
+    parameters["required"] = [name for name, p in spec.signature.parameters.items() if p.default is p.empty]
+    return {
+        "type": "function",
+        "function": {
+            "name": tool,
+            "description": f"{spec.description} {spec.returns}".strip(),
+            "strict": False,
+            "parameters": parameters,
+        },
+    }
+
+
+def offered_tools(task: Task, tool_list: str) -> list[str]:
+    """The tool names an agent is offered for ``task`` (``exit_conversation`` aside)."""
+    domain, schemas, _, _ = _domain_facts(task.domain)
+    if tool_list == "oracle":
+        graph = task.directed_action_graph.function_names()
+        return [name for name in schemas if name in graph]
+    return list(schemas)
+
+
+def published_offer(task: Task, tool_list: str, also: Iterable[str] = ()) -> list[str]:
+    """The tools the original simulator offered (no bank card goals; the task graph's for ``oracle``),
+    plus ``also`` (tools an older recording shows were offered, such as ``internal_get_database``)."""
+    domain = get_domain(task.domain)
+    offered = {tool.name for tool in domain.offered_tools()}
+    if tool_list == "oracle":
+        offered &= task.directed_action_graph.function_names()
+    offered |= set(also) & set(domain.tools)
+    return [name for name in domain.tools if name in offered]
+
+
+def episode_setup(
+    task: Task,
+    task_id: str,
+    tool_list: str,
+    seed: int,
+    run: int,
+    options: Mapping[str, Any] | None = None,
+    *,
+    tool_names: Sequence[str] | None = None,
+) -> EpisodeSetup:
+    """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings)."""
+    domain, schemas, defaults, table = _domain_facts(task.domain)
+    names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
+    extra = {
+        name: tool_schema(domain, name) for name in names if name not in schemas
+    }  # the cache stays the full list
+    sops: dict[str, Expr] = {}
+    for name in names:
+        expr = task.constraints_original if name == task.goal else defaults.get(name)
+        if expr is not None:
+            sops[name] = expr
+    return EpisodeSetup(
+        domain=task.domain,
+        task_id=task_id,
+        task=task,
+        tools=(*(schemas.get(name) or extra[name] for name in names), EXIT_SCHEMA),
+        sops=sops,
+        tool_list=tool_list,
+        seed=seed,
+        run=run,
+        options=dict(options or {}),
+        verifiers=table,
+    )
+
+
+def task_ids(tasks: list[Task]) -> list[str]:
+    """``"<domain>/<goal>[<i>]"`` for each task, i its position in its goal's list (file order)."""
+    seen: dict[tuple[str, str], int] = {}
+    ids = []
+    for task in tasks:
+        key = (task.domain, task.goal)
+        position = seen.get(key, 0)
+        seen[key] = position + 1
+        ids.append(f"{task.domain}/{task.goal}[{position}]")
+    return ids
