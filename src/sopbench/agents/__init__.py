@@ -10,6 +10,7 @@ An agent is one class registered under a name::
             return AgentTurn(content="I cannot help with that.")
 """
 
+from . import openai  # noqa: F401 - registers the ``openai`` agent and the ``llm`` / ``adversarial`` users
 from ._protocol import (
     EXIT_TOOL,
     Agent,

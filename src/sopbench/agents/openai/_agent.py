@@ -1,0 +1,148 @@
+"""The ``openai`` agent: any OpenAI-compatible chat-completions endpoint, in three tool-call modes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
+
+from ._endpoint import ChatEndpoint, ChatReply, RetryPolicy
+from ._modes import NO_ACTION, call_problems, fc_messages, function_schemas, parse_text_reply, text_messages
+from ._prompts import TOOL_MODES, build_system_prompt
+
+
+@register_agent("openai")
+class OpenAIAgent(Agent):
+    """Plays the assistant with a model behind an OpenAI-compatible endpoint.
+
+    ``tool_mode``: ``fc`` (native function calling; every call of a reply is executed in order),
+    ``react`` (Thought / Action / Action Input text protocol) or ``act-only`` (the same without the
+    thought). The key is read from ``$OPENAI_API_KEY`` or the variable ``api_key_env`` names; local
+    servers need none. Retries: ``max_retries`` with backoff from ``retry_initial_backoff`` doubling
+    up to ``retry_max_backoff`` seconds (full jitter).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        tool_mode: str = "fc",
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        api_key_env: str | None = None,
+        request_timeout: float = 300.0,
+        max_retries: int = 5,
+        retry_initial_backoff: float = 1.0,
+        retry_max_backoff: float = 60.0,
+        send_seed: bool = True,
+    ) -> None:
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
+        if max_tokens is not None and max_tokens <= 0:
+            raise ValueError("max_tokens must be positive")
+        self.model = model
+        self.tool_mode = tool_mode
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.send_seed = send_seed
+        self.endpoint = ChatEndpoint(
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            request_timeout=request_timeout,
+            retry=RetryPolicy(max_retries, retry_initial_backoff, retry_max_backoff),
+        )
+        self.system_prompt: str | None = None
+        self._setup: EpisodeSetup | None = None
+        self._schemas: dict[str, Any] = {}
+        self._call_ids: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"OpenAIAgent(model={self.model!r}, tool_mode={self.tool_mode!r}, url={self.endpoint.where!r})"
+
+    async def start(self, setup: EpisodeSetup) -> None:
+        self._setup = setup
+        self.system_prompt = build_system_prompt(setup, self.tool_mode)
+        self._schemas = function_schemas(setup.tools)
+        self._call_ids = set()
+        await self.endpoint.open()
+
+    async def close(self) -> None:
+        await self.endpoint.close()
+
+    async def act(self, messages: Sequence[Message]) -> AgentTurn:
+        if self._setup is None or self.system_prompt is None:
+            raise RuntimeError("OpenAIAgent.act called before start")
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.send_seed:
+            params["seed"] = self._setup.seed * 1000 + self._setup.run
+        if self.tool_mode == "fc":
+            reply = await self.endpoint.complete(
+                fc_messages(self.system_prompt, messages), tools=self._setup.tools, **params
+            )
+            return self._fc_turn(reply)
+        reasoning = self.tool_mode == "react"
+        reply = await self.endpoint.complete(
+            text_messages(self.system_prompt, messages, reasoning=reasoning), **params
+        )
+        return self._text_turn(reply)
+
+    # ---- replies ----------------------------------------------------------------------------------
+    def _fc_turn(self, reply: ChatReply) -> AgentTurn:
+        problems: list[str] = []
+        calls = reply.tool_calls
+        if any(call.name.strip().lower() in NO_ACTION for call in calls):
+            calls = ()  # a "no action" call means the reply has no tool call (published loop)
+        requests = []
+        for call in calls:
+            problems.extend(call_problems(call.name, call.arguments, self._schemas))
+            requests.append(ToolCallRequest(self._unique_id(call.id), call.name, call.arguments))
+        if not requests and not (reply.content or "").strip():
+            problems.append(_empty_reply(reply))
+        raw = None
+        if problems:
+            raw = json.dumps(
+                {
+                    "content": reply.content,
+                    "tool_calls": [
+                        {"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        return AgentTurn(reply.content, tuple(requests), reply.usage, raw, tuple(problems))
+
+    def _text_turn(self, reply: ChatReply) -> AgentTurn:
+        parsed = parse_text_reply(reply.content)
+        problems = list(parsed.problems)
+        if reply.tool_calls:
+            problems.append("native tool calls in a text-protocol reply are ignored")
+        if not (reply.content or "").strip():
+            problems = [_empty_reply(reply)]
+        requests: tuple[ToolCallRequest, ...] = ()
+        if parsed.call is not None:
+            name, arguments = parsed.call
+            problems.extend(call_problems(name, arguments, self._schemas))
+            requests = (ToolCallRequest(self._unique_id(""), name, arguments),)
+        return AgentTurn(parsed.content, requests, reply.usage, reply.content, tuple(problems))
+
+    def _unique_id(self, proposed: str) -> str:
+        """The model's call id when usable, else ``call_<n>``: ids must be unique within an episode."""
+        call_id = proposed
+        n = len(self._call_ids)
+        while not call_id or call_id in self._call_ids:
+            n += 1
+            call_id = f"call_{n}"
+        self._call_ids.add(call_id)
+        return call_id
+
+
+def _empty_reply(reply: ChatReply) -> str:
+    if reply.finish_reason == "length":
+        return "empty reply: the model stopped at the max_tokens limit"
+    return "empty reply: neither text nor a tool call"
