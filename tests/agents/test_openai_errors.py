@@ -153,3 +153,18 @@ def test_concurrent_episodes_share_one_client_and_release_it():
         shared, agents = asyncio.run(many(server.url))
     assert len(shared) == 1 and len(server.requests) == 8
     assert all(made.endpoint._client is None for made in agents)
+
+
+def test_episodes_run_one_after_another_keep_the_client():
+    async def one_by_one(url):
+        clients = []
+        for _ in range(2):
+            made = OpenAIAgent(base_url=url, model="m", api_key_env=KEY_ENV)
+            await made.start(bank_setup())
+            clients.append(made.endpoint._client)
+            await made.close()
+        return clients
+
+    with serve(lambda request: call("exit_conversation")):
+        first, second = asyncio.run(one_by_one("http://127.0.0.1:9/v1"))
+    assert first is second

@@ -191,7 +191,13 @@ class ChatEndpoint:
 
         assert self._client is not None
         try:
-            completion = await self._client.chat.completions.create(**request)
+            # The request is wire-format JSON already: posted as it is (the client's documented way
+            # to send any body), because the typed transformation that ``chat.completions.create``
+            # applies to messages and tool schemas costs milliseconds of CPU per request, which
+            # caps concurrency on a small machine. Timeout, headers and errors are the client's.
+            completion = await self._client.post(
+                "/chat/completions", cast_to=openai.types.chat.ChatCompletion, body=request
+            )
         except openai.APIStatusError as exc:
             return self._status_failure(exc), _retry_after(exc.response.headers)
         except openai.APITimeoutError:
@@ -280,32 +286,58 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
+@dataclass
+class _Shared:
+    client: openai.AsyncOpenAI
+    users: int = 0
+    closer: asyncio.Task | None = None
+
+
 class _ClientPool:
-    """Shared clients per event loop (an ``httpx`` pool belongs to the loop that opened it)."""
+    """Shared clients per event loop (an ``httpx`` pool belongs to the loop that opened it).
+
+    A client nobody uses any more is closed after ``linger`` seconds, so that episodes run one
+    after another keep their connections (and skip the tens of milliseconds a new client costs);
+    when the loop ends first (``asyncio.run`` cancels pending tasks), the cancelled closer closes it.
+    """
+
+    linger = 2.0
 
     def __init__(self) -> None:
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, list]] = (
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, _Shared]] = (
             weakref.WeakKeyDictionary()
         )
 
     def acquire(self, key: tuple, make: Any) -> openai.AsyncOpenAI:
-        clients = self._loops.setdefault(asyncio.get_running_loop(), {})
-        entry = clients.get(key)
+        shared = self._loops.setdefault(asyncio.get_running_loop(), {})
+        entry = shared.get(key)
         if entry is None:
-            entry = clients[key] = [make(), 0]
-        entry[1] += 1
-        return entry[0]
+            entry = shared[key] = _Shared(make())
+        if entry.closer is not None:
+            entry.closer.cancel()
+            entry.closer = None
+        entry.users += 1
+        return entry.client
 
     async def release(self, key: tuple, client: openai.AsyncOpenAI) -> None:
-        clients = self._loops.get(asyncio.get_running_loop(), {})
-        entry = clients.get(key)
-        if entry is None or entry[0] is not client:
+        shared = self._loops.get(asyncio.get_running_loop(), {})
+        entry = shared.get(key)
+        if entry is None or entry.client is not client:
             await client.close()
             return
-        entry[1] -= 1
-        if entry[1] == 0:
-            del clients[key]
-            await client.close()
+        entry.users -= 1
+        if entry.users == 0:
+            entry.closer = asyncio.create_task(self._close_idle(shared, key, entry))
+
+    async def _close_idle(self, shared: dict[tuple, _Shared], key: tuple, entry: _Shared) -> None:
+        try:
+            await asyncio.sleep(self.linger)
+        except asyncio.CancelledError:
+            if entry.users:  # taken again: keep it open
+                return
+        if shared.get(key) is entry and entry.users == 0:
+            del shared[key]
+            await entry.client.close()
 
 
 _CLIENTS = _ClientPool()
