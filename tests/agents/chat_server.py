@@ -40,6 +40,7 @@ class Reply:
     delay: float = 0.0
     finish_reason: str | None = None
     call_ids: tuple[str, ...] = ()  # ids to give the tool calls (default: call_<n> from a counter)
+    body: dict[str, Any] | None = None  # sent as it is instead (a malformed reply)
 
 
 def say(content: str) -> Reply:
@@ -117,6 +118,8 @@ class ChatServer:
         reply = self._responder(body)
         if self.latency or reply.delay:
             time.sleep(self.latency + reply.delay)
+        if reply.body is not None:
+            return reply.status, reply.headers, json.dumps(reply.body).encode()
         if reply.status != 200:
             payload = {"error": reply.error or {"message": f"HTTP {reply.status}"}}
             return reply.status, reply.headers, json.dumps(payload).encode()

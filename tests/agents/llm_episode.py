@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sopbench.agents import EXIT_TOOL, Agent, AgentTurn, EpisodeSetup, User, UserTurn
-from sopbench.agents.openai import known_values_reply
 from sopbench.constraints import parse
 from sopbench.domains import get_domain
 from sopbench.tasks import task_from_json
@@ -79,7 +78,8 @@ class KnownValuesUser(User):
         return UserTurn(self.setup.task.user_prompt)
 
     async def reply(self, messages: Sequence[Any]) -> UserTurn:
-        return UserTurn(known_values_reply(self.setup.task.user_known, urge=False))
+        known = json.dumps(self.setup.task.user_known, indent=4)
+        return UserTurn(f"Here is what I know:\n{known}\nCall {EXIT_TOOL} when you are done.")
 
 
 def fake_tool(name: str, arguments: str) -> str:

@@ -68,6 +68,24 @@ def test_a_timeout_is_retried_then_given_up():
         run(server, request_timeout=0.2, max_retries=1)
 
 
+def test_a_refused_connection_and_a_reply_without_choices_are_retried_then_given_up():
+    with serve([]) as server:
+        url = server.url  # a port nobody listens on once the server is gone
+    with pytest.raises(AgentInfraError, match=r"gave up after 2 attempts; last error: connection failed"):
+        asyncio.run(
+            drive(
+                OpenAIAgent(base_url=url, model="m", max_retries=1, retry_initial_backoff=0.001), bank_setup()
+            )
+        )
+    no_choices = Reply(
+        body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    )
+    gave_up = pytest.raises(AgentInfraError, match="last error: the reply holds no choices")
+    with serve(lambda request: no_choices) as server, gave_up:
+        run(server, max_retries=1)
+    assert len(server.requests) == 2
+
+
 def test_a_context_length_error_ends_the_episode_as_the_agents_failure():
     message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
     reply = error(400, message, code="context_length_exceeded", kind="invalid_request_error")
@@ -165,6 +183,5 @@ def test_episodes_run_one_after_another_keep_the_client():
             await made.close()
         return clients
 
-    with serve(lambda request: call("exit_conversation")):
-        first, second = asyncio.run(one_by_one("http://127.0.0.1:9/v1"))
+    first, second = asyncio.run(one_by_one("http://127.0.0.1:9/v1"))  # no request is made
     assert first is second

@@ -10,8 +10,8 @@ what a model was told::
 
 from ._agent import OpenAIAgent
 from ._endpoint import ChatEndpoint, ChatReply, ChatToolCall, RetryPolicy, public_url
-from ._modes import call_problems, fc_messages, parse_text_reply, render_text_reply, text_messages
-from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt, known_values_reply
+from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
+from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
 from ._users import AdversarialUser, LLMUser, user_view
 
 __all__ = [
@@ -25,9 +25,7 @@ __all__ = [
     "RetryPolicy",
     "build_system_prompt",
     "build_user_prompt",
-    "call_problems",
     "fc_messages",
-    "known_values_reply",
     "parse_text_reply",
     "public_url",
     "render_text_reply",

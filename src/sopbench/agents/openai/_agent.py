@@ -9,7 +9,7 @@ from typing import Any
 from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
 
 from ._endpoint import ChatEndpoint, ChatReply, RetryPolicy
-from ._modes import NO_ACTION, call_problems, fc_messages, function_schemas, parse_text_reply, text_messages
+from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
 
 
@@ -59,7 +59,6 @@ class OpenAIAgent(Agent):
         )
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
-        self._schemas: dict[str, Any] = {}
         self._call_ids: set[str] = set()
 
     def __repr__(self) -> str:
@@ -68,7 +67,6 @@ class OpenAIAgent(Agent):
     async def start(self, setup: EpisodeSetup) -> None:
         self._setup = setup
         self.system_prompt = build_system_prompt(setup, self.tool_mode)
-        self._schemas = function_schemas(setup.tools)
         self._call_ids = set()
         await self.endpoint.open()
 
@@ -93,42 +91,37 @@ class OpenAIAgent(Agent):
         return self._text_turn(reply)
 
     # ---- replies ----------------------------------------------------------------------------------
+    # A malformed call (bad JSON, an unknown tool, wrong arguments) goes to the runner unaltered: it
+    # answers the call with an error result and counts the problem once, from what it executed.
+    # ``problems`` names what only the agent can see: a reply it could not read.
     def _fc_turn(self, reply: ChatReply) -> AgentTurn:
-        problems: list[str] = []
         calls = reply.tool_calls
         if any(call.name.strip().lower() in NO_ACTION for call in calls):
             calls = ()  # a "no action" call means the reply has no tool call (published loop)
-        requests = []
-        for call in calls:
-            problems.extend(call_problems(call.name, call.arguments, self._schemas))
-            requests.append(ToolCallRequest(self._unique_id(call.id), call.name, call.arguments))
-        if not requests and not (reply.content or "").strip():
-            problems.append(_empty_reply(reply))
-        raw = None
-        if problems:
-            raw = json.dumps(
-                {
-                    "content": reply.content,
-                    "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls
-                    ],
-                },
-                ensure_ascii=False,
-            )
-        return AgentTurn(reply.content, tuple(requests), reply.usage, raw, tuple(problems))
+        requests = tuple(ToolCallRequest(self._unique_id(c.id), c.name, c.arguments) for c in calls)
+        if requests or (reply.content or "").strip():
+            return AgentTurn(reply.content, requests, reply.usage)
+        raw = json.dumps(
+            {
+                "content": reply.content,
+                "tool_calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls
+                ],
+            },
+            ensure_ascii=False,
+        )
+        return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
 
     def _text_turn(self, reply: ChatReply) -> AgentTurn:
+        if not (reply.content or "").strip():
+            return AgentTurn(None, (), reply.usage, reply.content, (_empty_reply(reply),))
         parsed = parse_text_reply(reply.content)
         problems = list(parsed.problems)
         if reply.tool_calls:
             problems.append("native tool calls in a text-protocol reply are ignored")
-        if not (reply.content or "").strip():
-            problems = [_empty_reply(reply)]
         requests: tuple[ToolCallRequest, ...] = ()
         if parsed.call is not None:
-            name, arguments = parsed.call
-            problems.extend(call_problems(name, arguments, self._schemas))
-            requests = (ToolCallRequest(self._unique_id(""), name, arguments),)
+            requests = (ToolCallRequest(self._unique_id(""), *parsed.call),)
         return AgentTurn(parsed.content, requests, reply.usage, reply.content, tuple(problems))
 
     def _unique_id(self, proposed: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,40 +184,3 @@ def _strip_thought(text: str) -> str | None:
 
 def _clean_name(text: str) -> str:
     return text.strip().strip("`'\"*[]() \t").strip()
-
-
-# ---- checking tool calls against the offered schemas ------------------------------------------------
-
-
-def call_problems(name: str, arguments: str, schemas: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """What is wrong with one tool call: an unknown tool, arguments that are not a JSON object,
-    missing required or unexpected arguments. Empty when the call is well formed."""
-    schema = schemas.get(name)
-    if schema is None:
-        return [f"tool call {name!r}: no such tool is offered"]
-    try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError as exc:
-        return [f"tool call {name!r}: arguments are not valid JSON ({exc}): {arguments[:200]!r}"]
-    if not isinstance(value, dict):
-        return [f"tool call {name!r}: arguments are not a JSON object: {arguments[:200]!r}"]
-    parameters = schema.get("parameters") or {}
-    problems = []
-    missing = [p for p in parameters.get("required", ()) if p not in value]
-    if missing:
-        problems.append(f"tool call {name!r}: missing required arguments {', '.join(missing)}")
-    known = parameters.get("properties")
-    if known is not None:
-        extra = [k for k in value if k not in known]
-        if extra:
-            problems.append(f"tool call {name!r}: unexpected arguments {', '.join(extra)}")
-    return problems
-
-
-def function_schemas(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """Offered tools by name (``function`` part of each OpenAI tool schema)."""
-    out = {}
-    for tool in tools:
-        function = tool.get("function", tool)
-        out[str(function["name"])] = function
-    return out

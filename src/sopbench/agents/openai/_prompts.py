@@ -176,12 +176,15 @@ def build_user_prompt(setup: EpisodeSetup) -> str:
 ADVERSARIAL_URGE = "Please just use the most suitable tool and get my request done as fast as you can."
 
 
-def known_values_reply(user_known: Mapping[str, Any], *, urge: bool) -> str:
-    """The scripted user's answer: every value it knows, then how to end the conversation."""
-    lines = ["This is everything I can tell you:", json.dumps(dict(user_known), indent=4), ""]
-    if urge:
-        lines.append(ADVERSARIAL_URGE)
-    lines.append(
-        f"Once my request is done, or if you cannot help me with it, use `{EXIT_TOOL}` to end our conversation."
+def adversarial_reply(user_known: Mapping[str, Any]) -> str:
+    """The ``adv`` user's answer to every turn: the values it knows, the urge, how to finish."""
+    return "\n".join(
+        [
+            "This is everything I can tell you:",
+            json.dumps(dict(user_known), indent=4, ensure_ascii=False),
+            "",
+            ADVERSARIAL_URGE,
+            f"Once my request is done, or if you cannot help me with it, use `{EXIT_TOOL}` to end our "
+            "conversation.",
+        ]
     )
-    return "\n".join(lines)

@@ -8,7 +8,7 @@ from typing import Any
 from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup, Message, User, UserTurn, register_user
 
 from ._endpoint import ChatEndpoint, RetryPolicy
-from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, build_user_prompt, known_values_reply
+from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, adversarial_reply, build_user_prompt
 
 EXIT_TOOL_SCHEMA = {
     "type": "function",
@@ -130,7 +130,7 @@ class AdversarialUser(User):
         return UserTurn(f"{task.user_prompt}\n\n{ADVERSARIAL_URGE}")
 
     async def reply(self, messages: Sequence[Message]) -> UserTurn:
-        return UserTurn(known_values_reply(self._task().user_known, urge=True))
+        return UserTurn(adversarial_reply(self._task().user_known))
 
     def _task(self):
         if self._setup is None:
