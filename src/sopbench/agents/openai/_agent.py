@@ -8,13 +8,13 @@ from typing import Any
 
 from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
 
-from ._endpoint import ChatEndpoint, ChatReply, RetryPolicy
+from ._endpoint import ChatReply, ModelSide
 from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
 
 
 @register_agent("openai")
-class OpenAIAgent(Agent):
+class OpenAIAgent(ModelSide, Agent):
     """Plays the assistant with a model behind an OpenAI-compatible endpoint.
 
     ``tool_mode``: ``fc`` (native function calling; every call of a reply is executed in order),
@@ -43,20 +43,9 @@ class OpenAIAgent(Agent):
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
-        if max_tokens is not None and max_tokens <= 0:
-            raise ValueError("max_tokens must be positive")
-        self.model = model
+        self._use_model(locals())
         self.tool_mode = tool_mode
-        self.temperature = temperature
-        self.max_tokens = max_tokens
         self.send_seed = send_seed
-        self.endpoint = ChatEndpoint(
-            base_url=base_url,
-            model=model,
-            api_key_env=api_key_env,
-            request_timeout=request_timeout,
-            retry=RetryPolicy(max_retries, retry_initial_backoff, retry_max_backoff),
-        )
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
         self._call_ids: set[str] = set()
@@ -69,9 +58,6 @@ class OpenAIAgent(Agent):
         self.system_prompt = build_system_prompt(setup, self.tool_mode)
         self._call_ids = set()
         await self.endpoint.open()
-
-    async def close(self) -> None:
-        await self.endpoint.close()
 
     async def act(self, messages: Sequence[Message]) -> AgentTurn:
         if self._setup is None or self.system_prompt is None:

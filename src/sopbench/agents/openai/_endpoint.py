@@ -256,6 +256,40 @@ class ChatEndpoint:
         return text
 
 
+class ModelSide:
+    """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint, with its
+    sampling settings. Each keeps its own explicit constructor (the runner checks options against
+    it) and hands its arguments over with ``self._use_model(locals())``."""
+
+    model: str
+    temperature: float | None
+    max_tokens: int | None
+    endpoint: ChatEndpoint
+
+    def _use_model(self, settings: Mapping[str, Any]) -> None:
+        max_tokens = settings["max_tokens"]
+        if max_tokens is not None and max_tokens <= 0:
+            raise ValueError("max_tokens must be positive")
+        self.model = settings["model"]
+        self.temperature = settings["temperature"]
+        self.max_tokens = max_tokens
+        self.endpoint = ChatEndpoint(
+            base_url=settings["base_url"],
+            model=settings["model"],
+            api_key_env=settings["api_key_env"],
+            request_timeout=settings["request_timeout"],
+            retry=RetryPolicy(
+                settings["max_retries"], settings["retry_initial_backoff"], settings["retry_max_backoff"]
+            ),
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, url={self.endpoint.where!r})"
+
+    async def close(self) -> None:
+        await self.endpoint.close()
+
+
 class _Retryable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

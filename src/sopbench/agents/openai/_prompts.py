@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup
 from sopbench.constraints import Single, render
 from sopbench.domains import get_domain
@@ -72,7 +74,7 @@ def build_system_prompt(setup: EpisodeSetup, tool_mode: str = "fc") -> str:
     if tool_mode != "fc":
         sections.append(
             "## Tools\nThese are the tools you can call, as JSON function schemas:\n"
-            + json.dumps([dict(tool) for tool in setup.tools], indent=2)
+            + orjson.dumps([dict(tool) for tool in setup.tools], option=orjson.OPT_INDENT_2).decode()
         )
         sections.append(_REACT_PROTOCOL if tool_mode == "react" else _ACT_ONLY_PROTOCOL)
     return "\n\n".join(sections)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup, Message, User, UserTurn, register_user
 
-from ._endpoint import ChatEndpoint, RetryPolicy
+from ._endpoint import ModelSide
 from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, adversarial_reply, build_user_prompt
 
 EXIT_TOOL_SCHEMA = {
@@ -21,7 +21,7 @@ EXIT_TOOL_SCHEMA = {
 
 
 @register_user("llm")
-class LLMUser(User):
+class LLMUser(ModelSide, User):
     """A model behind an OpenAI-compatible endpoint plays the customer (SPEC 6.1).
 
     It knows the task's ``user_instruction`` and ``user_known`` values and holds ``exit_conversation``
@@ -45,31 +45,16 @@ class LLMUser(User):
         retry_initial_backoff: float = 1.0,
         retry_max_backoff: float = 60.0,
     ) -> None:
-        self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.endpoint = ChatEndpoint(
-            base_url=base_url,
-            model=model,
-            api_key_env=api_key_env,
-            request_timeout=request_timeout,
-            retry=RetryPolicy(max_retries, retry_initial_backoff, retry_max_backoff),
-        )
+        self._use_model(locals())
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
         self._replies = 0
-
-    def __repr__(self) -> str:
-        return f"LLMUser(model={self.model!r}, url={self.endpoint.where!r})"
 
     async def start(self, setup: EpisodeSetup) -> None:
         self._setup = setup
         self.system_prompt = build_user_prompt(setup)
         self._replies = 0
         await self.endpoint.open()
-
-    async def close(self) -> None:
-        await self.endpoint.close()
 
     async def opening(self) -> UserTurn:
         if self._setup is None:
