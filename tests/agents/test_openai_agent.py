@@ -68,7 +68,7 @@ def test_fc_conversation_executes_calls_in_order_and_sends_results_back(api_key)
     assert episode.problems == []
     first, second, third = server.requests
     assert [t["function"]["name"] for t in first["tools"]][-1] == "exit_conversation"
-    assert first["messages"][0]["role"] == "system" and first["temperature"] == 0.0 and first["seed"] == 7000
+    assert first["messages"][0]["role"] == "system" and first["temperature"] == 0.0 and first["seed"] == 7
     assert roles(second) == ["system", "user", "assistant", "tool", "tool"]
     sent_ids = [c["id"] for c in second["messages"][2]["tool_calls"]]
     assert [m["tool_call_id"] for m in second["messages"][3:]] == sent_ids
@@ -332,4 +332,4 @@ def test_a_rendered_turn_parses_back_to_itself(thought, name, arguments, reasoni
     raw_arguments = json.dumps(arguments)
     parsed = parse_text_reply(render_text_reply(thought, [(name, raw_arguments)], reasoning))
     assert parsed.call == (name, raw_arguments) and parsed.problems == ()
-    assert parsed.content == thought.strip()
+    assert parsed.content == (thought.strip() or None)

@@ -140,6 +140,7 @@ def test_the_api_key_never_leaks(caplog: pytest.LogCaptureFixture):
     texts += [caplog.text, repr(LLMUser(base_url=url_with_secret, model="m", api_key_env=KEY_ENV))]
     assert "rejected the API key (HTTP 401)" in str(caught.value) and f"${KEY_ENV}" in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert "/chat/completions" in caplog.text  # the client's debug logs were captured and are clean
     for text in texts:
         assert KEY not in text
     assert public_url(url_with_secret) == server.url

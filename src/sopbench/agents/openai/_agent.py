@@ -64,7 +64,8 @@ class OpenAIAgent(ModelSide, Agent):
             raise RuntimeError("OpenAIAgent.act called before start")
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.send_seed:
-            params["seed"] = self._setup.seed * 1000 + self._setup.run
+            # the episode's own seed (the runner derives it per task and run); some servers take int32 only
+            params["seed"] = self._setup.seed % 2**31
         if self.tool_mode == "fc":
             reply = await self.endpoint.complete(
                 fc_messages(self.system_prompt, messages), tools=self._setup.tools, **params

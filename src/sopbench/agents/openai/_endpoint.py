@@ -214,6 +214,8 @@ class ChatEndpoint:
             return _Retryable("the reply holds no choices"), None
         choice = choices[0]
         message = choice.message
+        if message is None:
+            return _Retryable("the reply's choice holds no message"), None
         calls = tuple(
             ChatToolCall(
                 id=call.id or "",

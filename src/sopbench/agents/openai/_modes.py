@@ -128,7 +128,7 @@ _ACTION_INPUT = re.compile(r"^[ \t*#>]*action[ \t]+input[ \t*]*:[ \t*]*", re.IGN
 _INPUT_END = re.compile(
     r"<\s*end[ \t_]*action\s*>|^[ \t*#>]*(?:observation|thought|action)\b", re.IGNORECASE | re.MULTILINE
 )
-_THOUGHT = re.compile(r"^\s*[*#]*\s*thought[ \t*]*:[ \t*]*", re.IGNORECASE)
+_THOUGHT = re.compile(r"^\s*[*#]*\s*thought[ \t]*(?::\*\*|\*\*:|:)[ \t]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
