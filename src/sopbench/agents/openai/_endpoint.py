@@ -92,8 +92,8 @@ class ChatEndpoint:
     """``complete(messages, ...)`` against one endpoint and model, with the retry policy applied.
 
     Clients are shared by every endpoint with the same URL, key variable and timeout on the same
-    event loop (one connection pool for all concurrent episodes) and closed when the last user
-    releases them.
+    event loop (one connection pool for all concurrent episodes) and closed shortly after the last
+    user releases them.
     """
 
     def __init__(
