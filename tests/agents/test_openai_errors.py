@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import sys
 from pathlib import Path
 
@@ -59,13 +60,13 @@ def test_server_errors_until_give_up_raise_agent_infra_error():
 
 
 def test_a_timeout_is_retried_then_given_up():
-    with serve([Reply(delay=1.0), call("exit_conversation")]) as server:
-        assert run(server, request_timeout=0.2).ended_by == "agent"
+    with serve([Reply(delay=3.0), call("exit_conversation")]) as server:
+        assert run(server, request_timeout=0.5).ended_by == "agent"
     with (
-        serve(lambda request: Reply(delay=1.0)) as server,
-        pytest.raises(AgentInfraError, match=r"gave up after 2 attempts; last error: no reply within 0.2 s"),
+        serve(lambda request: Reply(delay=3.0)) as server,
+        pytest.raises(AgentInfraError, match=r"gave up after 2 attempts; last error: no reply within 0.5 s"),
     ):
-        run(server, request_timeout=0.2, max_retries=1)
+        run(server, request_timeout=0.5, max_retries=1)
 
 
 def test_a_refused_connection_and_a_reply_without_choices_are_retried_then_given_up():
@@ -113,11 +114,19 @@ def test_errors_that_waiting_cannot_fix_are_not_retried(reply, match):
     assert len(server.requests) == 1
 
 
-def test_retry_after_header_is_honoured_within_the_cap():
+def test_retry_after_header_is_honoured_within_the_cap(monkeypatch):
     policy = RetryPolicy(max_retries=2, initial_backoff=10.0, max_backoff=0.05)
-    assert policy.delay(0, __import__("random").Random(1), retry_after=30.0) == 0.05
+    assert policy.delay(0, random.Random(1), retry_after=30.0) == 0.05
+    slept, real_sleep = [], asyncio.sleep
+
+    async def record(seconds, *args, **kwargs):
+        slept.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(asyncio, "sleep", record)
     with serve([error(429, "slow down", retry_after_ms="1"), call("exit_conversation")]) as server:
         assert run(server, retry_initial_backoff=30.0, retry_max_backoff=30.0).ended_by == "agent"
+    assert slept[0] == pytest.approx(0.001)  # the server's 1 ms, not the configured 30 s backoff
 
 
 def test_the_api_key_never_leaks(caplog: pytest.LogCaptureFixture):
