@@ -11,6 +11,7 @@ An agent is one class registered under a name::
 """
 
 # The built-in agents and users register themselves on import.
+from . import openai  # noqa: E402, F401 - the ``openai`` agent and the ``llm`` / ``adversarial`` users
 from ._baselines import NoVerify, RefuseAll  # noqa: E402
 from ._protocol import (
     EXIT_TOOL,

@@ -1,0 +1,34 @@
+"""LLM agents and users behind any OpenAI-compatible chat-completions endpoint.
+
+Importing this package registers the agent ``openai`` and the users ``llm`` and ``adversarial``
+(``sopbench.agents`` imports it). The prompt builders are public so that reports can show exactly
+what a model was told::
+
+    from sopbench.agents.openai import build_system_prompt
+    print(build_system_prompt(setup, "react"))
+"""
+
+from ._agent import OpenAIAgent
+from ._endpoint import ChatEndpoint, ChatReply, ChatToolCall, RetryPolicy, public_url
+from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
+from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
+from ._users import AdversarialUser, LLMUser, user_view
+
+__all__ = [
+    "TOOL_MODES",
+    "AdversarialUser",
+    "ChatEndpoint",
+    "ChatReply",
+    "ChatToolCall",
+    "LLMUser",
+    "OpenAIAgent",
+    "RetryPolicy",
+    "build_system_prompt",
+    "build_user_prompt",
+    "fc_messages",
+    "parse_text_reply",
+    "public_url",
+    "render_text_reply",
+    "text_messages",
+    "user_view",
+]

@@ -1,0 +1,128 @@
+"""The ``openai`` agent: any OpenAI-compatible chat-completions endpoint, in three tool-call modes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
+
+from ._endpoint import ChatReply, ModelSide
+from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
+from ._prompts import TOOL_MODES, build_system_prompt
+
+
+@register_agent("openai")
+class OpenAIAgent(ModelSide, Agent):
+    """Plays the assistant with a model behind an OpenAI-compatible endpoint.
+
+    ``tool_mode``: ``fc`` (native function calling; every call of a reply is executed in order),
+    ``react`` (Thought / Action / Action Input text protocol) or ``act-only`` (the same without the
+    thought). The key is read from ``$OPENAI_API_KEY`` or the variable ``api_key_env`` names; local
+    servers need none. Retries: ``max_retries`` with backoff from ``retry_initial_backoff`` doubling
+    up to ``retry_max_backoff`` seconds (full jitter).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        tool_mode: str = "fc",
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        api_key_env: str | None = None,
+        request_timeout: float = 300.0,
+        max_retries: int = 5,
+        retry_initial_backoff: float = 1.0,
+        retry_max_backoff: float = 60.0,
+        send_seed: bool = True,
+    ) -> None:
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
+        self._use_model(locals())
+        self.tool_mode = tool_mode
+        self.send_seed = send_seed
+        self.system_prompt: str | None = None
+        self._setup: EpisodeSetup | None = None
+        self._call_ids: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"OpenAIAgent(model={self.model!r}, tool_mode={self.tool_mode!r}, url={self.endpoint.where!r})"
+
+    async def start(self, setup: EpisodeSetup) -> None:
+        self._setup = setup
+        self.system_prompt = build_system_prompt(setup, self.tool_mode)
+        self._call_ids = set()
+        await self.endpoint.open()
+
+    async def act(self, messages: Sequence[Message]) -> AgentTurn:
+        if self._setup is None or self.system_prompt is None:
+            raise RuntimeError("OpenAIAgent.act called before start")
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.send_seed:
+            # the episode's own seed (the runner derives it per task and run); some servers take int32 only
+            params["seed"] = self._setup.seed % 2**31
+        if self.tool_mode == "fc":
+            reply = await self.endpoint.complete(
+                fc_messages(self.system_prompt, messages), tools=self._setup.tools, **params
+            )
+            return self._fc_turn(reply)
+        reasoning = self.tool_mode == "react"
+        reply = await self.endpoint.complete(
+            text_messages(self.system_prompt, messages, reasoning=reasoning), **params
+        )
+        return self._text_turn(reply)
+
+    # ---- replies ----------------------------------------------------------------------------------
+    # A malformed call (bad JSON, an unknown tool, wrong arguments) goes to the runner unaltered: it
+    # answers the call with an error result and counts the problem once, from what it executed.
+    # ``problems`` names what only the agent can see: a reply it could not read.
+    def _fc_turn(self, reply: ChatReply) -> AgentTurn:
+        calls = reply.tool_calls
+        if any(call.name.strip().lower() in NO_ACTION for call in calls):
+            calls = ()  # a "no action" call means the reply has no tool call (published loop)
+        requests = tuple(ToolCallRequest(self._unique_id(c.id), c.name, c.arguments) for c in calls)
+        if requests or (reply.content or "").strip():
+            return AgentTurn(reply.content, requests, reply.usage)
+        raw = json.dumps(
+            {
+                "content": reply.content,
+                "tool_calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls
+                ],
+            },
+            ensure_ascii=False,
+        )
+        return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
+
+    def _text_turn(self, reply: ChatReply) -> AgentTurn:
+        if not (reply.content or "").strip():
+            return AgentTurn(None, (), reply.usage, reply.content, (_empty_reply(reply),))
+        parsed = parse_text_reply(reply.content)
+        problems = list(parsed.problems)
+        if reply.tool_calls:
+            problems.append("native tool calls in a text-protocol reply are ignored")
+        requests: tuple[ToolCallRequest, ...] = ()
+        if parsed.call is not None:
+            requests = (ToolCallRequest(self._unique_id(""), *parsed.call),)
+        return AgentTurn(parsed.content, requests, reply.usage, reply.content, tuple(problems))
+
+    def _unique_id(self, proposed: str) -> str:
+        """The model's call id when usable, else ``call_<n>``: ids must be unique within an episode."""
+        call_id = proposed
+        n = len(self._call_ids)
+        while not call_id or call_id in self._call_ids:
+            n += 1
+            call_id = f"call_{n}"
+        self._call_ids.add(call_id)
+        return call_id
+
+
+def _empty_reply(reply: ChatReply) -> str:
+    if reply.finish_reason == "length":
+        return "empty reply: the model stopped at the max_tokens limit"
+    return "empty reply: neither text nor a tool call"
