@@ -126,6 +126,9 @@ class User(ABC):
     """Plays the user. One instance per episode; ``opening`` gives the first message."""
 
     name: ClassVar[str]
+    # True when the user, not the agent, holds ``exit_conversation`` (the published LLM user): the
+    # agent is then not offered it, and the episode ends when a reply has ``ends`` set.
+    holds_exit: ClassVar[bool] = False
 
     async def start(self, setup: EpisodeSetup) -> None:  # noqa: B027 - optional hook
         """Called once before the opening message."""

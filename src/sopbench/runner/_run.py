@@ -149,7 +149,10 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
 
     The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
     """
-    setup = episode_setup(episode.task, episode.task_id, config.tool_list, episode.seed, episode.run)
+    offer_exit = not getattr(user_factory(config.user), "holds_exit", False)
+    setup = episode_setup(
+        episode.task, episode.task_id, config.tool_list, episode.seed, episode.run, offer_exit=offer_exit
+    )
     try:
         agent = agent_factory(config.agent)(**config.agent_options)
         user = user_factory(config.user)(**config.user_options)

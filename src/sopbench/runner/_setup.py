@@ -87,8 +87,10 @@ def episode_setup(
     options: Mapping[str, Any] | None = None,
     *,
     tool_names: Sequence[str] | None = None,
+    offer_exit: bool = True,
 ) -> EpisodeSetup:
-    """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings)."""
+    """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings);
+    ``offer_exit`` is False when the user holds ``exit_conversation``."""
     domain, schemas, defaults, table = _domain_facts(task.domain)
     names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
     extra = {
@@ -103,7 +105,10 @@ def episode_setup(
         domain=task.domain,
         task_id=task_id,
         task=task,
-        tools=(*(schemas.get(name) or extra[name] for name in names), EXIT_SCHEMA),
+        tools=(
+            *(schemas.get(name) or extra[name] for name in names),
+            *((EXIT_SCHEMA,) if offer_exit else ()),
+        ),
         sops=sops,
         tool_list=tool_list,
         seed=seed,

@@ -25,12 +25,13 @@ class LLMUser(ModelSide, User):
     """A model behind an OpenAI-compatible endpoint plays the customer (SPEC 6.1).
 
     It knows the task's ``user_instruction`` and ``user_known`` values and holds ``exit_conversation``
-    (the runner should then not offer it to the agent). Its first answer is a fixed insistence; the
+    (so the runner does not offer it to the agent). Its first answer is a fixed insistence; the
     model writes the later ones. It sees only the text of the conversation: its own messages as
     ``assistant``, the agent's as ``user``, never tool calls or results.
     """
 
     name = "llm"
+    holds_exit = True
 
     def __init__(
         self,
