@@ -1,0 +1,342 @@
+"""Realising an assignment: a database, user-known values and parameters that give every constraint
+instance its assigned truth, found by a bounded, deterministic local search checked by the oracle.
+
+The search state is (database, constraint parameters, user-known values). Its cost is the number of
+constraint instances of the verification form whose truth, computed by the domain's own rules on
+that state, differs from the assignment (a rule that raises counts as a difference). Moves change
+one thing: a variable to another candidate (an entity of the world, a same-named field, a fresh
+pool value), one database value near the entities the variables name (a number around a threshold,
+a date around "now", another value the same field takes elsewhere, an entry added to or removed
+from a collection), or one constraint parameter. The first move that lowers the cost is taken;
+states that realised earlier assignments of the domain are warm starts. At cost zero the task is
+verified on the strict oracle by its reference path (required linked actions, then the goal).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from sopbench.constraints import Expr, Single, singles
+from sopbench.domains import Domain, LenientSystem
+
+from ._enumerate import Assignment, Variant, single_text
+from ._values import WorldIndex, date_shifts, get_path, json_kind, number_shifts, parse_date, walk
+
+DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
+WARM_STARTS = 24
+
+
+@dataclass
+class State:
+    db: dict[str, Any]
+    params: dict[str, Any]
+    known: dict[str, Any]
+
+    def with_known(self, **changes: Any) -> State:
+        return State(self.db, self.params, {**self.known, **changes})
+
+    def fingerprint(self) -> bytes:
+        return orjson.dumps([self.db, self.params, self.known], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+@dataclass
+class Outcome:
+    state: State | None
+    reason: str = ""
+    evaluations: int = 0
+    wrong: list[str] = field(default_factory=list)
+
+
+def _copy(data: Any) -> Any:
+    return orjson.loads(orjson.dumps(data))
+
+
+class Realiser:
+    """Realises assignments of one domain over one world database."""
+
+    def __init__(self, domain: Domain, world: Mapping[str, Any], *, budget: int = DEFAULT_BUDGET) -> None:
+        self.domain = domain
+        self.world = _copy(world)
+        self.index = WorldIndex(self.world)
+        self.budget = budget
+        self.params = dict(domain.catalogue.default_parameters)
+        self.warm: list[State] = []
+        self._kinds: dict[str, tuple[str, ...]] = {}
+        self._windows = sorted({int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)})
+
+    # ---- what a task needs -------------------------------------------------------------------
+    def variables(self, variant: Variant, assignment: Assignment) -> list[str]:
+        """The user-known variables: the goal's parameters, then those of every relevant instance."""
+        names = list(self.domain.catalogue.graph_params(variant.goal))
+        for single, value in assignment.values:
+            if value >= 0:
+                for _, var in single.params or ():
+                    if var not in names:
+                        names.append(var)
+        return names
+
+    def kinds(self, variable: str, verification: Expr | None, goal: str) -> tuple[str, ...]:
+        """JSON kinds a variable may take, from the schemas of the tools it is passed to."""
+        key = f"{goal}:{variable}"
+        if key in self._kinds:
+            return self._kinds[key]
+        found: list[str] = []
+        callees = [(goal, variable)] + [(s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable]
+        tools = self.domain.catalogue.tools
+        for callee, param in callees:
+            candidates = [tools[callee]] if callee in tools else list(tools.values())
+            for tool in candidates:
+                for entry in tool.schema_params or ():
+                    if entry.get("name") == param:
+                        kind = entry.get("type", "string")
+                        found += kind if isinstance(kind, list) else [kind]
+            if found:
+                break
+        kinds = tuple(dict.fromkeys("number" if k == "integer" else k for k in found)) or ("string",)
+        self._kinds[key] = kinds
+        return kinds
+
+    # ---- cost --------------------------------------------------------------------------------
+    def wrong(self, state: State, targets: list[tuple[Single, bool]]) -> list[Single]:
+        system = LenientSystem(self.domain, state.db, state.params, copy=False)
+        bad = []
+        try:
+            for single, want in targets:
+                try:
+                    got = system.value_of(single, state.known) == True  # noqa: E712 - the oracle's own test
+                except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
+                    bad.append(single)
+                    continue
+                if got != want:
+                    bad.append(single)
+        finally:
+            system.close()
+        return bad
+
+    # ---- the search --------------------------------------------------------------------------
+    def realise(
+        self, variant: Variant, assignment: Assignment, rng: random.Random, avoid: set[bytes], verify
+    ) -> Outcome:
+        targets = [(s, v) for s, v in assignment.required.items()]
+        names = self.variables(variant, assignment)
+        kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
+        candidates = {n: self.index.for_variable(n, kinds[n], rng) for n in names}
+        for n in names:  # a seeded rotation of the best guesses varies tasks between seeds
+            head = candidates[n][: min(4, len(candidates[n]))]
+            rng.shuffle(head)
+            candidates[n][: len(head)] = head
+        starts = [self._initial(names, candidates)]
+        for warm in self.warm[:WARM_STARTS]:
+            known = {n: warm.known[n] if n in warm.known else starts[0].known[n] for n in names}
+            starts.append(State(warm.db, warm.params, known))
+        evaluations = 0
+        scored = []
+        for start in starts:
+            scored.append((len(self.wrong(start, targets)), len(scored), start))
+            evaluations += 1
+        scored.sort(key=lambda item: (item[0], item[1]))
+        best_wrong: list[Single] = []
+        tried = 0
+        for _, _, start in scored:
+            if evaluations >= self.budget or tried >= 3:
+                break
+            tried += 1
+            state, wrong, used = self._descend(start, targets, names, candidates, rng, self.budget - evaluations, avoid, verify, variant, assignment)
+            evaluations += used
+            if state is not None:
+                self.warm.insert(0, state)
+                del self.warm[WARM_STARTS * 2 :]
+                return Outcome(state, evaluations=evaluations)
+            if not best_wrong or len(wrong) < len(best_wrong):
+                best_wrong = wrong
+        texts = [single_text(s) + (" must hold" if dict(targets)[s] else " must fail") for s in best_wrong]
+        reason = (
+            "no state within the search budget gives " + "; ".join(texts)
+            if texts
+            else "every instance got its truth but the oracle's reference path disagreed with the expected outcome"
+        )
+        return Outcome(None, reason=reason, evaluations=evaluations, wrong=texts)
+
+    def _initial(self, names: list[str], candidates: dict[str, list[Any]]) -> State:
+        known = {n: (candidates[n][0] if candidates[n] else "") for n in names}
+        state = State(self.world, dict(self.params), known)
+        for n in names:
+            state = self._follow(state, n, names)
+        return state
+
+    def _follow(self, state: State, variable: str, names: list[str]) -> State:
+        """After a variable names an entity, take the other variables that are fields of its record."""
+        value = state.known[variable]
+        if not isinstance(value, str):
+            return state
+        record = _find_record(state.db, value)
+        if record is None:
+            return state
+        changes = {
+            n: record[n]
+            for n in names
+            if n != variable and n in record and not isinstance(record[n], list) and record[n] is not None
+        }
+        return state.with_known(**changes) if changes else state
+
+    def _descend(self, state, targets, names, candidates, rng, budget, avoid, verify, variant, assignment):
+        used = 0
+        wrong = self.wrong(state, targets)
+        used += 1
+        seen = {state.fingerprint()}
+        penalty = 0
+        while used < budget:
+            if not wrong:
+                if state.fingerprint() not in avoid and verify(state):
+                    return state, [], used
+                penalty = 1  # realised on paper, refused by the oracle or already produced: keep moving
+            cost = len(wrong) + penalty
+            improved = False
+            for move in self._moves(state, wrong, names, candidates, rng):
+                if used >= budget:
+                    break
+                key = move.fingerprint()
+                if key in seen:
+                    continue
+                seen.add(key)
+                used += 1
+                new_wrong = self.wrong(move, targets)
+                new_cost = len(new_wrong)
+                if new_cost < cost or (penalty and new_cost == 0):
+                    state, wrong, improved = move, new_wrong, True
+                    penalty = 0
+                    break
+            if not improved:
+                break
+        return None, wrong, used
+
+    # ---- moves -------------------------------------------------------------------------------
+    def _moves(self, state: State, wrong: list[Single], names: list[str], candidates, rng) -> Iterator[State]:
+        involved = [v for s in wrong for _, v in s.params or () if v in state.known]
+        order = list(dict.fromkeys(involved + names))
+        for n in order:
+            for value in candidates[n]:
+                if value == state.known.get(n) and type(value) is type(state.known.get(n)):
+                    continue
+                yield self._follow(state.with_known(**{n: value}), n, names)
+            if n in involved:
+                yield from self._database_moves(state, [n], rng)
+        yield from self._database_moves(state, order, rng)
+        yield from self._parameter_moves(state)
+
+    def _database_moves(self, state: State, variables: list[str], rng) -> Iterator[State]:
+        known_strings = [v for v in state.known.values() if isinstance(v, str)]
+        numbers = [v for v in state.known.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers += [v for v in state.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        anchors = [p[0] for p in (parse_date(v) for v in state.db.values() if isinstance(v, str)) if p]
+        roots: list[tuple[Any, ...]] = []
+        for name in variables:
+            value = state.known.get(name)
+            if isinstance(value, str):
+                roots += [path for path in _paths_of(state.db, value)]
+        roots.append(())
+        done: set[tuple[Any, ...]] = set()
+        for root in roots:
+            for leaf in walk(get_path(state.db, root), root, str(root[-1]) if root else ""):
+                if leaf.path in done or (root == () and len(leaf.path) > 1):
+                    continue
+                done.add(leaf.path)
+                for value in self._edits(leaf, known_strings, numbers, anchors):
+                    yield _with_value(state, leaf.path, value)
+
+    def _edits(self, leaf, known_strings, numbers, anchors) -> Iterator[Any]:
+        value = leaf.value
+        kind = json_kind(value)
+        if kind == "boolean":
+            yield not value
+        elif kind == "number":
+            yield from number_shifts(value, numbers)
+        elif kind == "string":
+            shifted = date_shifts(value, anchors, self._windows)
+            if shifted:
+                yield from shifted
+                return
+            for other in self.index.by_field.get(leaf.field, []) + known_strings:
+                if other != value and isinstance(other, str):
+                    yield other
+            for variant in (value.lower(), value.capitalize(), ""):
+                if variant != value:
+                    yield variant
+        elif kind == "null":
+            for other in self.index.containers.get(leaf.field, []) + self.index.by_field.get(leaf.field, []):
+                if other is not None:
+                    yield _copy(other)
+        elif kind == "array":
+            if value:
+                yield []
+                for i, item in enumerate(value):
+                    if item in known_strings:
+                        yield value[:i] + value[i + 1 :]
+            for text in known_strings:
+                if text not in value:
+                    yield [*value, text]
+            for other in self.index.containers.get(leaf.field, []):
+                if isinstance(other, list) and other and other != value:
+                    yield _copy(other)
+                    if isinstance(other[0], dict):
+                        yield [*_copy(value), _copy(other[0])]
+        elif kind == "object" and leaf.path:
+            for key in list(value):
+                if key in known_strings:
+                    yield {k: v for k, v in value.items() if k != key}
+            template = _template_entry(value, self.index.containers.get(leaf.field, []))
+            if template is not None:
+                for text in known_strings:
+                    if text not in value:
+                        yield {**value, text: _copy(template)}
+
+    def _parameter_moves(self, state: State) -> Iterator[State]:
+        numbers = [v for v in state.known.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        for name, value in state.params.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                for shifted in number_shifts(value, numbers):
+                    if shifted >= 0:
+                        yield State(state.db, {**state.params, name: shifted}, state.known)
+
+
+def _template_entry(container: dict[str, Any], same_field: list[Any]) -> Any:
+    """A record to copy when a collection needs one more entry: one of its own, or of a like collection."""
+    for candidate in [container, *same_field]:
+        if isinstance(candidate, dict) and candidate:
+            first = next(iter(candidate.values()))
+            if isinstance(first, dict | list | str | int | float):
+                return first
+    return None
+
+
+def _paths_of(db: Any, value: str) -> Iterator[tuple[Any, ...]]:
+    """Paths of records keyed by ``value`` and of containers holding it."""
+    for leaf in walk(db):
+        if isinstance(leaf.value, dict) and value in leaf.value and leaf.path:
+            yield (*leaf.path, value)
+            yield leaf.path
+        elif isinstance(leaf.value, dict) and value in leaf.value:
+            yield (value,)
+        elif isinstance(leaf.value, list) and value in leaf.value:
+            yield leaf.path
+
+
+def _find_record(db: Any, key: str) -> dict[str, Any] | None:
+    for leaf in walk(db):
+        if isinstance(leaf.value, dict) and key in leaf.value and isinstance(leaf.value[key], dict):
+            return leaf.value[key]
+    return None
+
+
+def _with_value(state: State, path: tuple[Any, ...], value: Any) -> State:
+    db = _copy(state.db)
+    target = db
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return State(db, state.params, state.known)
