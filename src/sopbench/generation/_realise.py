@@ -25,10 +25,11 @@ from sopbench.constraints import Expr, Single, singles
 from sopbench.domains import Domain, LenientSystem
 
 from ._enumerate import Assignment, Variant, single_text
-from ._values import WorldIndex, date_shifts, get_path, json_kind, number_shifts, parse_date, walk
+from ._values import WorldIndex, date_shifts, structured_candidates, get_path, json_kind, number_shifts, parse_date, walk
 
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
+SIDEWAYS_STEPS = 6  # equal-cost steps allowed per descent (to leave a plateau)
 
 
 @dataclass
@@ -101,6 +102,19 @@ class Realiser:
         self._kinds[key] = kinds
         return kinds
 
+    def schema(self, variable: str, verification: Expr | None, goal: str) -> Mapping[str, Any] | None:
+        """The schema of an array or object parameter the variable is passed as, if any."""
+        tools = self.domain.catalogue.tools
+        callees = [(goal, variable)] + [(s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable]
+        for callee, param in callees:
+            for tool in [tools[callee]] if callee in tools else list(tools.values()):
+                for entry in tool.schema_params or ():
+                    kind = entry.get("type")
+                    kinds = kind if isinstance(kind, list) else [kind]
+                    if entry.get("name") == param and ("array" in kinds or "object" in kinds):
+                        return entry
+        return None
+
     # ---- cost --------------------------------------------------------------------------------
     def wrong(self, state: State, targets: list[tuple[Single, bool]]) -> list[Single]:
         system = LenientSystem(self.domain, state.db, state.params, copy=False)
@@ -125,7 +139,12 @@ class Realiser:
         targets = [(s, v) for s, v in assignment.required.items()]
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
-        candidates = {n: self.index.for_variable(n, kinds[n], rng) for n in names}
+        thresholds = [v for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        candidates = {n: self.index.for_variable(n, kinds[n], rng, thresholds) for n in names}
+        for n in names:
+            schema = self.schema(n, variant.verification, variant.goal)
+            if schema is not None:
+                candidates[n] = candidates[n][:8] + structured_candidates(schema, self.index, self.params)
         for n in names:  # a seeded rotation of the best guesses varies tasks between seeds
             head = candidates[n][: min(4, len(candidates[n]))]
             rng.shuffle(head)
@@ -170,32 +189,37 @@ class Realiser:
         return state
 
     def _follow(self, state: State, variable: str, names: list[str]) -> State:
-        """After a variable names an entity, take the other variables that are fields of its record."""
+        """After a variable names a record (its key, or one of its fields), take the other variables
+        that are fields of that record (same name, or a name that contains the field's)."""
         value = state.known[variable]
-        if not isinstance(value, str):
+        if not isinstance(value, str) or not value:
             return state
         record = _find_record(state.db, value)
         if record is None:
             return state
-        changes = {
-            n: record[n]
-            for n in names
-            if n != variable and n in record and not isinstance(record[n], list) and record[n] is not None
-        }
+        changes = {}
+        for n in names:
+            if n == variable:
+                continue
+            source = n if n in record else next((f for f in record if len(f) > 3 and f in n), None)
+            if source is not None and not isinstance(record[source], list | dict) and record[source] is not None:
+                changes[n] = record[source]
         return state.with_known(**changes) if changes else state
 
     def _descend(self, state, targets, names, candidates, rng, budget, avoid, verify, variant, assignment):
-        used = 0
+        """First-improvement descent; a few equal-cost steps are allowed to leave a plateau."""
+        used = 1
         wrong = self.wrong(state, targets)
-        used += 1
         seen = {state.fingerprint()}
         penalty = 0
+        sideways = SIDEWAYS_STEPS
         while used < budget:
             if not wrong:
                 if state.fingerprint() not in avoid and verify(state):
                     return state, [], used
                 penalty = 1  # realised on paper, refused by the oracle or already produced: keep moving
             cost = len(wrong) + penalty
+            level: tuple[State, list[Single]] | None = None
             improved = False
             for move in self._moves(state, wrong, names, candidates, rng):
                 if used >= budget:
@@ -211,25 +235,38 @@ class Realiser:
                     state, wrong, improved = move, new_wrong, True
                     penalty = 0
                     break
-            if not improved:
+                if level is None and new_cost == cost and new_wrong != wrong:
+                    level = (move, new_wrong)
+            if improved:
+                continue
+            if level is None or sideways == 0:
                 break
+            sideways -= 1
+            state, wrong = level
         return None, wrong, used
 
     # ---- moves -------------------------------------------------------------------------------
     def _moves(self, state: State, wrong: list[Single], names: list[str], candidates, rng) -> Iterator[State]:
-        involved = [v for s in wrong for _, v in s.params or () if v in state.known]
-        order = list(dict.fromkeys(involved + names))
-        for n in order:
-            for value in candidates[n]:
-                if value == state.known.get(n) and type(value) is type(state.known.get(n)):
-                    continue
-                yield self._follow(state.with_known(**{n: value}), n, names)
-            if n in involved:
-                yield from self._database_moves(state, [n], rng)
-        yield from self._database_moves(state, order, rng)
+        """Moves for the first wrong instance first: its variables, its entities, the top-level values."""
+        involved = list(dict.fromkeys(v for s in wrong[:1] for _, v in s.params or () if v in state.known))
+        for n in involved:
+            yield from self._variable_moves(state, n, names, candidates)
+        yield from self._database_moves(state, involved, rng)
+        others = [n for n in names if n not in involved]
+        for n in others:
+            yield from self._variable_moves(state, n, names, candidates)
+        yield from self._database_moves(state, others, rng)
         yield from self._parameter_moves(state)
+        yield from self._database_moves(state, [], rng, everywhere=True)
 
-    def _database_moves(self, state: State, variables: list[str], rng) -> Iterator[State]:
+    def _variable_moves(self, state: State, n: str, names: list[str], candidates) -> Iterator[State]:
+        current = state.known.get(n)
+        for value in candidates[n]:
+            if value == current and type(value) is type(current):
+                continue
+            yield self._follow(state.with_known(**{n: value}), n, names)
+
+    def _database_moves(self, state: State, variables: list[str], rng, *, everywhere: bool = False) -> Iterator[State]:
         known_strings = [v for v in state.known.values() if isinstance(v, str)]
         numbers = [v for v in state.known.values() if isinstance(v, int | float) and not isinstance(v, bool)]
         numbers += [v for v in state.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
@@ -243,7 +280,7 @@ class Realiser:
         done: set[tuple[Any, ...]] = set()
         for root in roots:
             for leaf in walk(get_path(state.db, root), root, str(root[-1]) if root else ""):
-                if leaf.path in done or (root == () and len(leaf.path) > 1):
+                if leaf.path in done or (root == () and len(leaf.path) > 1 and not everywhere):
                     continue
                 done.add(leaf.path)
                 for value in self._edits(leaf, known_strings, numbers, anchors):
@@ -280,6 +317,11 @@ class Realiser:
             for text in known_strings:
                 if text not in value:
                     yield [*value, text]
+            days = sorted(p for p in (parse_date(t) for t in known_strings) if p and p[1] == "%Y-%m-%d")
+            if len(days) >= 2 and all(parse_date(v) for v in value if isinstance(v, str)):
+                span = _days_between(days[0][0], days[-1][0])
+                if span and len(span) <= 60:
+                    yield sorted(set(value) | set(span))
             for other in self.index.containers.get(leaf.field, []):
                 if isinstance(other, list) and other and other != value:
                     yield _copy(other)
@@ -327,10 +369,15 @@ def _paths_of(db: Any, value: str) -> Iterator[tuple[Any, ...]]:
 
 
 def _find_record(db: Any, key: str) -> dict[str, Any] | None:
+    """The record keyed by ``key``, else the first record with a field equal to it."""
+    holder = None
     for leaf in walk(db):
-        if isinstance(leaf.value, dict) and key in leaf.value and isinstance(leaf.value[key], dict):
-            return leaf.value[key]
-    return None
+        if isinstance(leaf.value, dict):
+            if key in leaf.value and isinstance(leaf.value[key], dict):
+                return leaf.value[key]
+            if holder is None and leaf.path and key in leaf.value.values():
+                holder = leaf.value
+    return holder
 
 
 def _with_value(state: State, path: tuple[Any, ...], value: Any) -> State:
@@ -340,3 +387,10 @@ def _with_value(state: State, path: tuple[Any, ...], value: Any) -> State:
         target = target[step]
     target[path[-1]] = value
     return State(db, state.params, state.known)
+
+
+def _days_between(first, last) -> list[str]:
+    from datetime import timedelta
+
+    count = (last - first).days
+    return [(first + timedelta(days=i)).strftime("%Y-%m-%d") for i in range(count)]

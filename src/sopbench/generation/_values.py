@@ -19,6 +19,8 @@ from ._pools import fresh_strings
 # Date layouts the published domains store (ISO dates and times, and the library's human dates).
 _DATE_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
 _DAY_OFFSETS = (1, 2, 3, 7, 14, 29, 30, 31, 60, 89, 90, 91, 179, 180, 181, 182, 183, 364, 365, 366, 730, 1825)
+CANDIDATE_LIMIT = 80  # stored and shifted values tried per variable (fresh pool values come on top)
+_YEAR_OFFSETS = (5900, 6600, 11000)  # about 16, 18 and 30 years: ages around the usual minimums
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def date_shifts(text: str, anchors: list[datetime], windows: list[int]) -> list[
     if parsed is None:
         return []
     moment, layout = parsed
-    offsets = sorted(set(_DAY_OFFSETS) | {w for w in windows if 0 < w < 4000} | {w + 1 for w in windows if 0 < w < 4000})
+    offsets = sorted(set(_DAY_OFFSETS) | set(_YEAR_OFFSETS) | {w for w in windows if 0 < w < 4000} | {w + 1 for w in windows if 0 < w < 4000})
     out: list[str] = []
     for base in [moment, *anchors]:
         if layout != "%Y-%m-%d" and layout != "human":
@@ -149,10 +151,12 @@ class WorldIndex:
         self.by_field: dict[str, list[Any]] = {}  # scalar values by the field that holds them
         self.containers: dict[str, list[Any]] = {}  # container values (dicts, lists) by field
         self.scalars: dict[str, list[Any]] = {}  # every scalar by kind
+        minor_keys: list[Any] = []  # field names of records: tried after every stored value
         for leaf in walk(database):
             if isinstance(leaf.value, dict):
                 if len(leaf.path) >= 1:
-                    self.keys.extend(k for k in leaf.value if k not in self.keys)
+                    target = self.keys if _is_collection(leaf.value) else minor_keys
+                    target.extend(k for k in leaf.value if k not in target)
                 self.containers.setdefault(leaf.field, []).append(leaf.value)
             elif isinstance(leaf.value, list):
                 self.containers.setdefault(leaf.field, []).append(leaf.value)
@@ -163,16 +167,37 @@ class WorldIndex:
             else:
                 _add(self.by_field, leaf.field, leaf.value)
                 _add(self.scalars, json_kind(leaf.value), leaf.value)
+        self.minor_keys = [k for k in minor_keys if k not in self.keys]
         self.anchors = [p[0] for p in (parse_date(v) for v in database.values() if isinstance(v, str)) if p]
 
-    def for_variable(self, name: str, kinds: tuple[str, ...], rng: random.Random) -> list[Any]:
-        """Candidates for a variable, best guesses first: same-named fields, entity keys, others, fresh."""
+    def for_variable(
+        self, name: str, kinds: tuple[str, ...], rng: random.Random, thresholds: list[float] | None = None
+    ) -> list[Any]:
+        """Candidates for a variable, best guesses first: same-named fields, entity keys, others, fresh.
+
+        Dates come with shifts around "now" by the domain's windows, numbers with values around the
+        thresholds (the constraint parameters).
+        """
         named = list(self.by_field.get(name, []))
         for field, values in self.by_field.items():
             if field != name and (field in name or name in field) and len(field) > 2:
                 named += values
+        windows = [int(t) for t in thresholds or () if float(t).is_integer()]
+        shifts: list[Any] = []
+        if "string" in kinds and ("date" in name or "time" in name or any(parse_date(v) for v in named[:3])):
+            stored = [v for v in self.scalars.get("string", []) if parse_date(v)]
+            layouts = [v for v in named if parse_date(v)][:1] or [
+                format_date(a, "%Y-%m-%d") for a in self.anchors[:1]
+            ] + [format_date(a, "%Y-%m-%dT%H:%M:%S") for a in self.anchors[:1]]
+            named += stored
+            for example in layouts:
+                shifts += date_shifts(example, self.anchors, windows)
+        if "number" in kinds:
+            named += number_shifts(0, list(thresholds or ()))
         keys = [k for k in self.keys if "string" in kinds]
         rest = [v for kind in kinds for v in self.scalars.get(kind, [])]
+        if "string" in kinds:
+            rest += self.minor_keys
         fresh: list[Any] = []
         if "string" in kinds:
             fresh = fresh_strings(name, rng, 3, avoid=set(map(str, self.keys)) | {str(v) for v in rest})
@@ -184,8 +209,17 @@ class WorldIndex:
             fresh += [c for c in self.containers[name] if isinstance(c, dict)]
         if "array" in kinds:
             fresh += [c for c in self.containers.get(name, []) if isinstance(c, list)]
-        ordered = [v for v in dict.fromkeys(map(_hashable, named + keys + rest + fresh))]
+        ordered = [v for v in dict.fromkeys(map(_hashable, named + keys + rest + shifts))][: CANDIDATE_LIMIT]
+        ordered += [v for v in map(_hashable, fresh) if v not in ordered]  # an absent value is always on offer
         return [_unhashable(v) for v in ordered]
+
+
+def _is_collection(mapping: Mapping[str, Any]) -> bool:
+    """A dict keyed by identifiers (users, plates, dates), not a record keyed by field names."""
+    values = list(mapping.values())
+    if values and (all(isinstance(v, dict) for v in values) or all(isinstance(v, list) for v in values)):
+        return True
+    return any(isinstance(k, str) and not k.replace("_", "").islower() for k in mapping)
 
 
 def _add(table: dict[str, list[Any]], key: str, value: Any) -> None:
@@ -218,3 +252,56 @@ def _unhashable(value: Any) -> Any:
     if isinstance(value, tuple) and len(value) == 2 and value[0] in ("bool", "float"):
         return value[1]
     return value
+
+
+def structured_candidates(
+    schema: Mapping[str, Any], index: WorldIndex, parameters: Mapping[str, Any], limit: int = 40
+) -> list[Any]:
+    """Arrays and objects built from a tool's parameter schema, their fields filled from the world."""
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    listed = [x for v in parameters.values() if isinstance(v, list) for x in v if isinstance(x, str)]
+    out: list[Any] = []
+
+    def strings_for(prop: str) -> list[Any]:
+        values = [v for v in index.by_field.get(prop, []) if isinstance(v, str)] + listed + index.keys + index.minor_keys
+        if "birth" in prop or "date" in prop:
+            values = date_shifts(format_date(index.anchors[0], "%Y-%m-%d"), [], []) if index.anchors else []
+        return list(dict.fromkeys(values))[: limit * 2]
+
+    def build(properties: Mapping[str, Any]) -> list[dict[str, Any]]:
+        fields = list(properties.items())
+        if not fields:
+            return []
+        rows: list[dict[str, Any]] = []
+        base = {
+            name: (1 if (spec if isinstance(spec, str) else spec.get("type")) in ("integer", "number") else None)
+            for name, spec in fields
+        }
+        string_fields = [n for n, v in base.items() if v is None]
+        if not string_fields:
+            return [base]
+        first, rest = string_fields[0], string_fields[1:]
+        rest_values = {n: strings_for(n) for n in rest}
+        for value in strings_for(first):
+            row = {**base, first: value}
+            for n in rest:
+                row[n] = rest_values[n][0] if rest_values[n] else ""
+            rows.append(row)
+            for n in rest:
+                for other in rest_values[n][1:8]:
+                    rows.append({**row, n: other})
+        return rows[: limit * 4]
+
+    if "array" in kinds:
+        items = schema.get("items", {})
+        if items.get("type") == "object":
+            out += [[row] for row in build(items.get("properties", {}))]
+        else:
+            elements = list(dict.fromkeys(v for lst in index.containers.values() if isinstance(lst, list)
+                                          for v in lst if isinstance(v, str)))
+            out += [[v] for v in elements[:limit]] + [elements[i : i + 2] for i in range(min(len(elements) - 1, limit))]
+    if "object" in kinds:
+        for shape in schema.get("object_shapes", ()):
+            out += build(shape.get("properties", {}))
+    return out
