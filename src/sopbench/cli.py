@@ -459,6 +459,141 @@ def _progress(total: int, what: str) -> Iterator[Callable[[Path], None]]:
         yield advance
 
 
+@app.command(
+    epilog="Examples: [bold]sopbench generate --domain all --output tasks[/bold]   "
+    "[bold]sopbench generate --domain bank --seed 7 --per-assignment 2 --compare ../shared/sopbench/tasks "
+    "--output tasks[/bold]",
+)
+def generate(
+    domain: Annotated[str, typer.Option(help="A domain name, or 'all' for the seven published domains.")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Folder for <domain>_tasks.json and <domain>_coverage.json."),
+    ],
+    seed: Annotated[int, typer.Option(help="Seed: the same seed gives byte-identical files.")] = 0,
+    goals: Annotated[str | None, typer.Option(help="Only these goals (comma-separated tool names).")] = None,
+    per_assignment: Annotated[
+        int, typer.Option(min=1, help="Distinct tasks made for each (variant, assignment).")
+    ] = 1,
+    compare: Annotated[
+        Path | None,
+        typer.Option(help="Published task file or folder to compare with, combination by combination."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the coverage reports as one JSON document.")
+    ] = False,
+) -> None:
+    """Generate tasks without an LLM: every SOP variant and outcome, realised by search, verified by the oracle.
+
+    For each goal of a domain: its SOP variants (the required part, then with each subset of the
+    optional constraints) and each variant's outcome assignments (which constraints must hold or
+    fail). Each assignment gets a database, user-known values and parameters that realise it, found
+    by a seeded search and kept only when the strict oracle's reference path gives the expected
+    outcome. Writes <domain>_tasks.json (the published layout) and <domain>_coverage.json. Exits 1
+    when some combination could not be realised (each is listed with its reason).
+    """
+    from sopbench.domains import PUBLISHED_DOMAINS, domain_names, get_domain
+    from sopbench.generation import generate as generate_tasks
+    from sopbench.generation import goals as goals_of
+
+    names = (
+        list(PUBLISHED_DOMAINS) if domain == "all" else [d.strip() for d in domain.split(",") if d.strip()]
+    )
+    known = set(domain_names())
+    unknown = [d for d in names if d not in known]
+    if unknown or not names:
+        errors.print(
+            f"[red]unknown domain {', '.join(unknown) or domain!r}[/red]; known: all, {', '.join(sorted(known))}"
+        )
+        raise typer.Exit(2)
+    wanted = [g.strip() for g in goals.split(",") if g.strip()] if goals else None
+    if wanted is not None:
+        offered = {g for d in names for g in goals_of(get_domain(d).catalogue)}
+        missing = [g for g in wanted if g not in offered]
+        if missing:
+            errors.print(f"[red]unknown goal {', '.join(missing)}[/red] in {', '.join(names)}")
+            raise typer.Exit(2)
+        names = [d for d in names if set(wanted) & set(goals_of(get_domain(d).catalogue))]
+    if compare is not None and not compare.exists():
+        errors.print(f"[red]no such file or folder:[/red] {compare}")
+        raise typer.Exit(2)
+    if output.exists() and not output.is_dir():
+        errors.print(f"[red]--output must be a folder:[/red] {output} is a file")
+        raise typer.Exit(2)
+    with _progress(len(names), "generating") as advance:
+        done = generate_tasks(
+            names,
+            output,
+            seed=seed,
+            goals=wanted,
+            per_assignment=per_assignment,
+            compare_with=compare,
+            progress=lambda name, goal: None,
+        )
+        for item in done:
+            advance(item.tasks_file)
+    reports = []
+    for item in done:
+        report = item.result.report.as_dict()
+        report.pop("combinations")
+        if item.comparison is not None:
+            comparison = item.comparison.as_dict()
+            comparison.pop("rows")
+            report["comparison"] = comparison
+        report["tasks_file"] = str(item.tasks_file)
+        reports.append(report)
+    if as_json:
+        sys.stdout.write(json.dumps({"domains": reports}, indent=2) + "\n")
+    else:
+        _print_generation(reports, compared=compare is not None)
+    if any(r["unrealisable"] for r in reports):
+        raise typer.Exit(1)
+
+
+def _print_generation(reports: list[dict], *, compared: bool) -> None:
+    table = Table(title="generated tasks (all verified on the strict oracle)")
+    columns = ["domain", "goals", "variants", "assignments", "realised", "tasks", "must succeed", "seconds"]
+    if compared:
+        columns += ["published combos", "ours", "both", "published only"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "domain" else "right")
+    for r in reports:
+        row = [
+            r["domain"],
+            r["goals"],
+            r["variants"],
+            r["assignments"],
+            r["realised"],
+            r["tasks"],
+            r["must_succeed"],
+            f"{r['seconds']:.1f}",
+        ]
+        if compared:
+            c = r.get("comparison")
+            row += (
+                [
+                    c["covered_by_published"],
+                    c["covered_by_generated"],
+                    c["covered_by_both"],
+                    c["published_only"],
+                ]
+                if c
+                else ["-"] * 4
+            )
+        table.add_row(*map(str, row))
+    console.print(table)
+    for r in reports:
+        for u in r["unrealisable"][:10]:
+            errors.print(
+                f"[yellow]unrealisable[/yellow] {r['domain']} {u['goal']} variant {u['variant']} "
+                f"(must {'succeed' if u['outcome'] else 'fail'}): {u['reason']}"
+            )
+        if len(r["unrealisable"]) > 10:
+            errors.print(
+                f"[yellow]... and {len(r['unrealisable']) - 10} more in {r['domain']}_coverage.json[/yellow]"
+            )
+
+
 def main() -> None:
     app()
 

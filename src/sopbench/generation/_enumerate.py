@@ -75,7 +75,11 @@ def goals(catalogue: Catalogue) -> list[str]:
 
 
 def domain_variants(
-    catalogue: Catalogue, rng: random.Random, *, full_sop_only: bool = False, only_goals: Iterable[str] | None = None
+    catalogue: Catalogue,
+    rng: random.Random,
+    *,
+    full_sop_only: bool = False,
+    only_goals: Iterable[str] | None = None,
 ) -> list[Variant]:
     """Every goal's variants with their assignments, goals alphabetically.
 
@@ -131,11 +135,15 @@ def _goal_variants(
     required_form = form.of(required)
     if innate is not None:
         innate_form = form.of(innate)
-        required_form = simplify(And([innate_form, required_form])) if required_form is not None else innate_form
+        required_form = (
+            simplify(And([innate_form, required_form])) if required_form is not None else innate_form
+        )
     variants = []
     required_cases = outcome_cases(required_form, limited=True)
     if required is not None:
-        variants.append((simplify(required), simplify(expand(required, catalogue)), required_form, required_cases))
+        variants.append(
+            (simplify(required), simplify(expand(required, catalogue)), required_form, required_cases)
+        )
     if required is not None and not required_cases[True]:
         required_cases = _sampled(outcome_cases(required_form, limited=False), rng)
     for size in range(1, len(pool) + 1):
@@ -152,7 +160,10 @@ def _goal_variants(
                 continue
             merged = _merge(required_cases[True], cases)
             if merged is None or not merged[True] or not merged[False]:
-                everything = _merge(outcome_cases(required_form, limited=False)[True], outcome_cases(extra_form, limited=False))
+                everything = _merge(
+                    outcome_cases(required_form, limited=False)[True],
+                    outcome_cases(extra_form, limited=False),
+                )
                 if everything is None or not (everything[True] or everything[False]):
                     continue
                 merged = _sampled(everything, rng)

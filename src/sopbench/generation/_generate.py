@@ -83,6 +83,7 @@ class DomainTasks:
     domain: str
     tasks: dict[str, list[dict[str, Any]]]
     report: DomainReport
+    variants: list[Variant] = field(default_factory=list, repr=False)
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.tasks, option=orjson.OPT_INDENT_2) + b"\n"
@@ -116,7 +117,11 @@ def _renamed_people(world: dict[str, Any], rng: random.Random) -> dict[str, Any]
                 return candidate
 
     for collection in world.values():
-        if isinstance(collection, dict) and collection and all(isinstance(v, dict) for v in collection.values()):
+        if (
+            isinstance(collection, dict)
+            and collection
+            and all(isinstance(v, dict) for v in collection.values())
+        ):
             for key in collection:
                 if _USERNAME.match(key) and any(f in collection[key] for f in ("password", "identification")):
                     new_name(key, False)
@@ -159,7 +164,9 @@ def generate_domain(
     if wanted is not None:
         unknown = sorted(set(wanted) - set(goals(domain.catalogue)))
         if unknown:
-            raise KeyError(f"{name}: unknown goal(s) {', '.join(unknown)}; goals: {', '.join(goals(domain.catalogue))}")
+            raise KeyError(
+                f"{name}: unknown goal(s) {', '.join(unknown)}; goals: {', '.join(goals(domain.catalogue))}"
+            )
     variants = domain_variants(
         domain.catalogue,
         random.Random(_seed_for("sample", name, seed)),
@@ -185,14 +192,7 @@ def generate_domain(
             for k in range(per_assignment):
                 rng = random.Random(_seed_for("task", name, seed, variant.goal, variant.number, number, k))
                 built: dict[str, Any] = {}
-
-                def verify(state: State, rng: random.Random = rng, built: dict[str, Any] = built) -> bool:
-                    task = _task_json(domain, variant, assignment, state, realiser, instruction, graph, rng)
-                    if not _verified(domain, task_from_json(task, domain=name, goal=variant.goal), assignment):
-                        return False
-                    built["task"] = task
-                    return True
-
+                verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
                 outcome = realiser.realise(variant, assignment, rng, produced, verify)
                 if outcome.state is None:
                     reason = outcome.reason
@@ -214,8 +214,12 @@ def generate_domain(
             else:
                 report.unrealisable.append(
                     Unrealised(
-                        variant.goal, variant.number, [list(i) for i in assignment.key()], assignment.outcome,
-                        reason, per_assignment - len(made),
+                        variant.goal,
+                        variant.number,
+                        [list(i) for i in assignment.key()],
+                        assignment.outcome,
+                        reason,
+                        per_assignment - len(made),
                     )
                 )
             report.tasks += len(made)
@@ -223,7 +227,29 @@ def generate_domain(
             report.must_succeed += len(made) if assignment.outcome else 0
             tasks.setdefault(variant.goal, []).extend(made)
     report.seconds = time.perf_counter() - started
-    return DomainTasks(name, tasks, report)
+    return DomainTasks(name, tasks, report, variants)
+
+
+def _acceptor(
+    domain: Domain,
+    variant: Variant,
+    assignment: Assignment,
+    realiser: Realiser,
+    instruction: str,
+    graph: Mapping[str, Any],
+    rng: random.Random,
+    built: dict[str, Any],
+) -> Callable[[State], bool]:
+    """The search's final test of a state: build the task, run it on the strict oracle."""
+
+    def verify(state: State) -> bool:
+        task = _task_json(domain, variant, assignment, state, realiser, instruction, graph, rng)
+        if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
+            return False
+        built["task"] = task
+        return True
+
+    return verify
 
 
 def _task_json(

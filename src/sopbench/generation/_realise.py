@@ -25,10 +25,20 @@ from sopbench.constraints import Expr, Single, singles
 from sopbench.domains import Domain, LenientSystem
 
 from ._enumerate import Assignment, Variant, single_text
-from ._values import WorldIndex, date_shifts, structured_candidates, get_path, json_kind, number_shifts, parse_date, walk
+from ._values import (
+    WorldIndex,
+    date_shifts,
+    get_path,
+    json_kind,
+    number_shifts,
+    parse_date,
+    structured_candidates,
+    walk,
+)
 
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
+RESTARTS = 3  # descents from the best starting states
 SIDEWAYS_STEPS = 6  # equal-cost steps allowed per descent (to leave a plateau)
 
 
@@ -42,7 +52,9 @@ class State:
         return State(self.db, self.params, {**self.known, **changes})
 
     def fingerprint(self) -> bytes:
-        return orjson.dumps([self.db, self.params, self.known], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(
+            [self.db, self.params, self.known], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+        )
 
 
 @dataclass
@@ -68,7 +80,9 @@ class Realiser:
         self.params = dict(domain.catalogue.default_parameters)
         self.warm: list[State] = []
         self._kinds: dict[str, tuple[str, ...]] = {}
-        self._windows = sorted({int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)})
+        self._windows = sorted(
+            {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
+        )
 
     # ---- what a task needs -------------------------------------------------------------------
     def variables(self, variant: Variant, assignment: Assignment) -> list[str]:
@@ -87,7 +101,9 @@ class Realiser:
         if key in self._kinds:
             return self._kinds[key]
         found: list[str] = []
-        callees = [(goal, variable)] + [(s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable]
+        callees = [(goal, variable)] + [
+            (s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable
+        ]
         tools = self.domain.catalogue.tools
         for callee, param in callees:
             candidates = [tools[callee]] if callee in tools else list(tools.values())
@@ -105,7 +121,9 @@ class Realiser:
     def schema(self, variable: str, verification: Expr | None, goal: str) -> Mapping[str, Any] | None:
         """The schema of an array or object parameter the variable is passed as, if any."""
         tools = self.domain.catalogue.tools
-        callees = [(goal, variable)] + [(s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable]
+        callees = [(goal, variable)] + [
+            (s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable
+        ]
         for callee, param in callees:
             for tool in [tools[callee]] if callee in tools else list(tools.values()):
                 for entry in tool.schema_params or ():
@@ -139,7 +157,9 @@ class Realiser:
         targets = [(s, v) for s, v in assignment.required.items()]
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
-        thresholds = [v for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        thresholds = [
+            v for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
         candidates = {n: self.index.for_variable(n, kinds[n], rng, thresholds) for n in names}
         for n in names:
             schema = self.schema(n, variant.verification, variant.goal)
@@ -160,12 +180,21 @@ class Realiser:
             evaluations += 1
         scored.sort(key=lambda item: (item[0], item[1]))
         best_wrong: list[Single] = []
-        tried = 0
-        for _, _, start in scored:
-            if evaluations >= self.budget or tried >= 3:
+        for _, _, start in scored[:RESTARTS]:
+            if evaluations >= self.budget:
                 break
-            tried += 1
-            state, wrong, used = self._descend(start, targets, names, candidates, rng, self.budget - evaluations, avoid, verify, variant, assignment)
+            state, wrong, used = self._descend(
+                start,
+                targets,
+                names,
+                candidates,
+                rng,
+                self.budget - evaluations,
+                avoid,
+                verify,
+                variant,
+                assignment,
+            )
             evaluations += used
             if state is not None:
                 self.warm.insert(0, state)
@@ -202,7 +231,11 @@ class Realiser:
             if n == variable:
                 continue
             source = n if n in record else next((f for f in record if len(f) > 3 and f in n), None)
-            if source is not None and not isinstance(record[source], list | dict) and record[source] is not None:
+            if (
+                source is not None
+                and not isinstance(record[source], list | dict)
+                and record[source] is not None
+            ):
                 changes[n] = record[source]
         return state.with_known(**changes) if changes else state
 
@@ -266,10 +299,14 @@ class Realiser:
                 continue
             yield self._follow(state.with_known(**{n: value}), n, names)
 
-    def _database_moves(self, state: State, variables: list[str], rng, *, everywhere: bool = False) -> Iterator[State]:
+    def _database_moves(
+        self, state: State, variables: list[str], rng, *, everywhere: bool = False
+    ) -> Iterator[State]:
         known_strings = [v for v in state.known.values() if isinstance(v, str)]
         numbers = [v for v in state.known.values() if isinstance(v, int | float) and not isinstance(v, bool)]
-        numbers += [v for v in state.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers += [
+            v for v in state.params.values() if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
         anchors = [p[0] for p in (parse_date(v) for v in state.db.values() if isinstance(v, str)) if p]
         roots: list[tuple[Any, ...]] = []
         for name in variables:

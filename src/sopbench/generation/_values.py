@@ -102,7 +102,12 @@ def date_shifts(text: str, anchors: list[datetime], windows: list[int]) -> list[
     if parsed is None:
         return []
     moment, layout = parsed
-    offsets = sorted(set(_DAY_OFFSETS) | set(_YEAR_OFFSETS) | {w for w in windows if 0 < w < 4000} | {w + 1 for w in windows if 0 < w < 4000})
+    offsets = sorted(
+        set(_DAY_OFFSETS)
+        | set(_YEAR_OFFSETS)
+        | {w for w in windows if 0 < w < 4000}
+        | {w + 1 for w in windows if 0 < w < 4000}
+    )
     out: list[str] = []
     for base in [moment, *anchors]:
         if layout != "%Y-%m-%d" and layout != "human":
@@ -209,8 +214,10 @@ class WorldIndex:
             fresh += [c for c in self.containers[name] if isinstance(c, dict)]
         if "array" in kinds:
             fresh += [c for c in self.containers.get(name, []) if isinstance(c, list)]
-        ordered = [v for v in dict.fromkeys(map(_hashable, named + keys + rest + shifts))][: CANDIDATE_LIMIT]
-        ordered += [v for v in map(_hashable, fresh) if v not in ordered]  # an absent value is always on offer
+        ordered = [v for v in dict.fromkeys(map(_hashable, named + keys + rest + shifts))][:CANDIDATE_LIMIT]
+        ordered += [
+            v for v in map(_hashable, fresh) if v not in ordered
+        ]  # an absent value is always on offer
         return [_unhashable(v) for v in ordered]
 
 
@@ -264,7 +271,12 @@ def structured_candidates(
     out: list[Any] = []
 
     def strings_for(prop: str) -> list[Any]:
-        values = [v for v in index.by_field.get(prop, []) if isinstance(v, str)] + listed + index.keys + index.minor_keys
+        values = (
+            [v for v in index.by_field.get(prop, []) if isinstance(v, str)]
+            + listed
+            + index.keys
+            + index.minor_keys
+        )
         if "birth" in prop or "date" in prop:
             values = date_shifts(format_date(index.anchors[0], "%Y-%m-%d"), [], []) if index.anchors else []
         return list(dict.fromkeys(values))[: limit * 2]
@@ -275,7 +287,9 @@ def structured_candidates(
             return []
         rows: list[dict[str, Any]] = []
         base = {
-            name: (1 if (spec if isinstance(spec, str) else spec.get("type")) in ("integer", "number") else None)
+            name: (
+                1 if (spec if isinstance(spec, str) else spec.get("type")) in ("integer", "number") else None
+            )
             for name, spec in fields
         }
         string_fields = [n for n, v in base.items() if v is None]
@@ -298,9 +312,18 @@ def structured_candidates(
         if items.get("type") == "object":
             out += [[row] for row in build(items.get("properties", {}))]
         else:
-            elements = list(dict.fromkeys(v for lst in index.containers.values() if isinstance(lst, list)
-                                          for v in lst if isinstance(v, str)))
-            out += [[v] for v in elements[:limit]] + [elements[i : i + 2] for i in range(min(len(elements) - 1, limit))]
+            elements = list(
+                dict.fromkeys(
+                    v
+                    for lst in index.containers.values()
+                    if isinstance(lst, list)
+                    for v in lst
+                    if isinstance(v, str)
+                )
+            )
+            out += [[v] for v in elements[:limit]] + [
+                elements[i : i + 2] for i in range(min(len(elements) - 1, limit))
+            ]
     if "object" in kinds:
         for shape in schema.get("object_shapes", ()):
             out += build(shape.get("properties", {}))
