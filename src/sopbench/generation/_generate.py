@@ -94,8 +94,11 @@ def world_database(domain: Domain, seed: int) -> dict[str, Any]:
     source = resources.files("sopbench.generation").joinpath("worlds", f"{domain.name}.json")
     if not source.is_file():
         raise KeyError(f"no world database for domain {domain.name!r} (expected worlds/{domain.name}.json)")
-    world = orjson.loads(source.read_bytes())
-    return _renamed_people(world, random.Random(f"people:{domain.name}:{seed}"))
+    return renamed_people(orjson.loads(source.read_bytes()), seed, domain.name)
+
+
+def renamed_people(world: dict[str, Any], seed: int, domain: str) -> dict[str, Any]:
+    return _renamed_people(world, random.Random(f"people:{domain}:{seed}"))
 
 
 _USERNAME = re.compile(r"^[a-z][a-z_]{1,20}$")
@@ -154,8 +157,13 @@ def generate_domain(
     per_assignment: int = 1,
     budget: int = DEFAULT_BUDGET,
     progress: Callable[[str], None] | None = None,
+    world: Mapping[str, Any] | None = None,
 ) -> DomainTasks:
-    """Generate, verify and word the tasks of one domain; deterministic for ``seed``."""
+    """Generate, verify and word the tasks of one domain; deterministic for ``seed``.
+
+    ``world`` is the database the search starts from (its people are renamed per seed); by
+    default the one shipped for the domain (``worlds/<domain>.json``). A custom domain brings its own.
+    """
     if per_assignment < 1:
         raise ValueError("per_assignment must be at least 1")
     started = time.perf_counter()
@@ -173,7 +181,8 @@ def generate_domain(
         full_sop_only=name in FULL_SOP_ONLY_DOMAINS,
         only_goals=wanted,
     )
-    realiser = Realiser(domain, world_database(domain, seed), budget=budget)
+    start = world_database(domain, seed) if world is None else renamed_people(dict(world), seed, name)
+    realiser = Realiser(domain, start, budget=budget)
     report = DomainReport(name, seed, per_assignment)
     report.goals = len({v.goal for v in variants})
     report.variants = len(variants)

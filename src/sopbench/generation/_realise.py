@@ -28,6 +28,7 @@ from ._enumerate import Assignment, Variant, single_text
 from ._values import (
     WorldIndex,
     date_shifts,
+    fits_schema,
     get_path,
     json_kind,
     number_shifts,
@@ -118,6 +119,18 @@ class Realiser:
         self._kinds[key] = kinds
         return kinds
 
+    def entries(self, variable: str, verification: Expr | None, goal: str) -> list[Mapping[str, Any]]:
+        """The schema entries of every tool parameter the variable is passed as."""
+        tools = self.domain.catalogue.tools
+        callees = [(goal, variable)] + [
+            (s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable
+        ]
+        found = []
+        for callee, param in callees:
+            if callee in tools:
+                found += [e for e in tools[callee].schema_params or () if e.get("name") == param]
+        return found
+
     def schema(self, variable: str, verification: Expr | None, goal: str) -> Mapping[str, Any] | None:
         """The schema of an array or object parameter the variable is passed as, if any."""
         tools = self.domain.catalogue.tools
@@ -165,6 +178,12 @@ class Realiser:
             schema = self.schema(n, variant.verification, variant.goal)
             if schema is not None:
                 candidates[n] = candidates[n][:8] + structured_candidates(schema, self.index, self.params)
+            entries = self.entries(n, variant.verification, variant.goal)
+            enums = [list(e["enum"]) for e in entries if "enum" in e]
+            if enums:
+                candidates[n] = enums[0] + candidates[n]
+            # Values an agent could not even pass (wrong JSON type, outside an enum) make no task.
+            candidates[n] = [v for v in candidates[n] if all(fits_schema(e, v) for e in entries)]
         for n in names:  # a seeded rotation of the best guesses varies tasks between seeds
             head = candidates[n][: min(4, len(candidates[n]))]
             rng.shuffle(head)

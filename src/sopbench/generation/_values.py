@@ -314,11 +314,12 @@ def structured_candidates(
         else:
             elements = list(
                 dict.fromkeys(
-                    v
-                    for lst in index.containers.values()
-                    if isinstance(lst, list)
-                    for v in lst
-                    if isinstance(v, str)
+                    item
+                    for containers in index.containers.values()
+                    for container in containers
+                    if isinstance(container, list)
+                    for item in container
+                    if isinstance(item, str)
                 )
             )
             out += [[v] for v in elements[:limit]] + [
@@ -328,3 +329,34 @@ def structured_candidates(
         for shape in schema.get("object_shapes", ()):
             out += build(shape.get("properties", {}))
     return out
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+
+def fits_schema(entry: Mapping[str, Any], value: Any) -> bool:
+    """Whether a value can be passed as this tool parameter: its JSON type, enum and item type."""
+    wanted = entry.get("type", "string")
+    kinds = [wanted] if isinstance(wanted, str) else list(wanted)
+
+    def of_kind(item: Any, kind: str) -> bool:
+        if isinstance(item, bool) and kind in ("number", "integer"):
+            return False
+        return isinstance(item, _KINDS.get(kind, (object,)))
+
+    if not any(of_kind(value, kind) for kind in kinds):
+        return False
+    if "enum" in entry and value not in entry["enum"]:
+        return False
+    items = entry.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping) and isinstance(items.get("type"), str):
+        return all(of_kind(item, items["type"]) for item in value)
+    return True
