@@ -253,7 +253,7 @@ class Realiser:
             if (
                 source is not None
                 and not isinstance(record[source], list | dict)
-                and record[source] is not None
+                and record[source] not in (None, "")
             ):
                 changes[n] = record[source]
         return state.with_known(**changes) if changes else state

@@ -218,7 +218,7 @@ class WorldIndex:
         ordered += [
             v for v in map(_hashable, fresh) if v not in ordered
         ]  # an absent value is always on offer
-        return [_unhashable(v) for v in ordered]
+        return [_unhashable(v) for v in ordered if v != ""]  # a user never "knows" an empty value
 
 
 def _is_collection(mapping: Mapping[str, Any]) -> bool:
