@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -29,6 +30,7 @@ from ._values import (
     WorldIndex,
     date_shifts,
     fits_schema,
+    format_date,
     get_path,
     json_kind,
     number_shifts,
@@ -39,8 +41,9 @@ from ._values import (
 
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
+ASSIGN_BUDGET = 400  # evaluations of the backtracking over variables, per start
 RESTARTS = 3  # descents from the best starting states
-SIDEWAYS_STEPS = 6  # equal-cost steps allowed per descent (to leave a plateau)
+SIDEWAYS_STEPS = 20  # equal-cost steps allowed per descent (to leave a plateau)
 
 
 @dataclass
@@ -198,6 +201,14 @@ class Realiser:
             scored.append((len(self.wrong(start, targets)), len(scored), start))
             evaluations += 1
         scored.sort(key=lambda item: (item[0], item[1]))
+        # First, on the databases of the two best starts, choose the variables by backtracking
+        # (each instance checked as soon as its variables are chosen); only then move the database.
+        for _, _, start in scored[:2]:
+            found, used = self._assign(start, targets, names, candidates, ASSIGN_BUDGET, avoid, verify)
+            evaluations += used
+            if found is not None:
+                self._remember(found)
+                return Outcome(found, evaluations=evaluations)
         best_wrong: list[Single] = []
         for _, _, start in scored[:RESTARTS]:
             if evaluations >= self.budget:
@@ -216,8 +227,7 @@ class Realiser:
             )
             evaluations += used
             if state is not None:
-                self.warm.insert(0, state)
-                del self.warm[WARM_STARTS * 2 :]
+                self._remember(state)
                 return Outcome(state, evaluations=evaluations)
             if not best_wrong or len(wrong) < len(best_wrong):
                 best_wrong = wrong
@@ -228,6 +238,63 @@ class Realiser:
             else "every instance got its truth but the oracle's reference path disagreed with the expected outcome"
         )
         return Outcome(None, reason=reason, evaluations=evaluations, wrong=texts)
+
+    def _remember(self, state: State) -> None:
+        self.warm.insert(0, state)
+        del self.warm[WARM_STARTS * 2 :]
+
+    def _assign(
+        self, start: State, targets, names, candidates, budget: int, avoid, verify
+    ) -> tuple[State | None, int]:
+        """Backtracking over the variables alone, the database fixed; returns a verified state or None."""
+        involved = [
+            (single, want, [v for _, v in single.params or () if v in names]) for single, want in targets
+        ]
+        order: list[str] = []
+        for _, _, variables in sorted(involved, key=lambda item: len(set(item[2]))):
+            order += [v for v in variables if v not in order]
+        order += [n for n in names if n not in order]
+        position = {n: i for i, n in enumerate(order)}
+        checks: list[list[tuple[Single, bool]]] = [[] for _ in order]
+        fixed: list[tuple[Single, bool]] = []
+        for single, want, variables in involved:
+            if variables:
+                checks[max(position[v] for v in variables)].append((single, want))
+            else:
+                fixed.append((single, want))
+        used = 1
+        if fixed and self.wrong(start, fixed):
+            return None, used  # only the database can change these
+        known = dict(start.known)
+
+        def options(name: str) -> list[Any]:
+            first = [start.known[name]] if name in start.known else []
+            return first + [c for c in candidates[name] if not first or c != first[0]]
+
+        def search(i: int) -> State | None:
+            nonlocal used
+            if i == len(order):
+                state = State(start.db, start.params, dict(known))
+                if state.fingerprint() not in avoid and verify(state):
+                    return state
+                return None
+            name = order[i]
+            values = options(name) if checks[i] else options(name)[:3]
+            for value in values:
+                if used >= budget:
+                    return None
+                known[name] = value
+                if checks[i]:
+                    used += 1
+                    if self.wrong(State(start.db, start.params, known), checks[i]):
+                        continue
+                found = search(i + 1)
+                if found is not None:
+                    return found
+            known[name] = start.known.get(name)
+            return None
+
+        return search(0), used
 
     def _initial(self, names: list[str], candidates: dict[str, list[Any]]) -> State:
         known = {n: (candidates[n][0] if candidates[n] else "") for n in names}
@@ -303,6 +370,7 @@ class Realiser:
         involved = list(dict.fromkeys(v for s in wrong[:1] for _, v in s.params or () if v in state.known))
         for n in involved:
             yield from self._variable_moves(state, n, names, candidates)
+        yield from self._date_pair_moves(state, involved)
         yield from self._database_moves(state, involved, rng)
         others = [n for n in names if n not in involved]
         for n in others:
@@ -310,6 +378,29 @@ class Realiser:
         yield from self._database_moves(state, others, rng)
         yield from self._parameter_moves(state)
         yield from self._database_moves(state, [], rng, everywhere=True)
+
+    def _date_pair_moves(self, state: State, involved: list[str]) -> Iterator[State]:
+        """Two date variables of one instance moved together: a start and a stay of n days after it."""
+        dated = [(n, parse_date(state.known[n])) for n in involved]
+        dated = [(n, p) for n, p in dated if p is not None and p[1] == "%Y-%m-%d"]
+        if len(dated) < 2:
+            return
+        (first, (start, layout)), (second, _) = dated[0], dated[1]
+        anchors = [p[0] for p in (parse_date(v) for v in state.db.values() if isinstance(v, str)) if p]
+        starts = [start] + [
+            a.replace(hour=0, minute=0, second=0) + timedelta(days=d)
+            for a in anchors
+            for d in (1, 2, 3, 5, 10)
+        ]
+        lengths = sorted({1, 2, 3, 5} | {w + 1 for w in self._windows if 0 < w < 60})
+        for begin in starts:
+            for nights in lengths:
+                yield state.with_known(
+                    **{
+                        first: format_date(begin, layout),
+                        second: format_date(begin + timedelta(days=nights), layout),
+                    }
+                )
 
     def _variable_moves(self, state: State, n: str, names: list[str], candidates) -> Iterator[State]:
         current = state.known.get(n)

@@ -198,7 +198,11 @@ class WorldIndex:
             for example in layouts:
                 shifts += date_shifts(example, self.anchors, windows)
         if "number" in kinds:
-            named += number_shifts(0, list(thresholds or ()))
+            # A generous and a token amount first (they settle most "enough money" checks either
+            # way), then values around the thresholds and multiples of the stored amounts.
+            named += [25000, 1] + number_shifts(0, list(thresholds or ()))
+            stored = [v for v in self.scalars.get("number", []) if isinstance(v, int | float) and v > 0]
+            named += [round(v * k, 2) for v in stored[:20] for k in (1, 2, 3, 5, 12)]
         keys = [k for k in self.keys if "string" in kinds]
         rest = [v for kind in kinds for v in self.scalars.get(kind, [])]
         if "string" in kinds:
