@@ -41,7 +41,8 @@ from ._values import (
 
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
-ASSIGN_BUDGET = 400  # evaluations of the backtracking over variables, per start
+BROADENING = (4, 12, 10_000)  # candidates per variable in successive backtracking passes
+ASSIGN_BUDGET = 600  # evaluations of the backtracking over variables, per start
 RESTARTS = 3  # descents from the best starting states
 SIDEWAYS_STEPS = 20  # equal-cost steps allowed per descent (to leave a plateau)
 
@@ -210,8 +211,9 @@ class Realiser:
                 self._remember(found)
                 return Outcome(found, evaluations=evaluations)
         best_wrong: list[Single] = []
+        moving = evaluations  # the database moves get their own budget
         for _, _, start in scored[:RESTARTS]:
-            if evaluations >= self.budget:
+            if evaluations - moving >= self.budget:
                 break
             state, wrong, used = self._descend(
                 start,
@@ -219,7 +221,7 @@ class Realiser:
                 names,
                 candidates,
                 rng,
-                self.budget - evaluations,
+                self.budget - (evaluations - moving),
                 avoid,
                 verify,
                 variant,
@@ -271,7 +273,7 @@ class Realiser:
             first = [start.known[name]] if name in start.known else []
             return first + [c for c in candidates[name] if not first or c != first[0]]
 
-        def search(i: int) -> State | None:
+        def search(i: int, width: int) -> State | None:
             nonlocal used
             if i == len(order):
                 state = State(start.db, start.params, dict(known))
@@ -279,7 +281,7 @@ class Realiser:
                     return state
                 return None
             name = order[i]
-            values = options(name) if checks[i] else options(name)[:3]
+            values = options(name)[: width if checks[i] else 3]
             for value in values:
                 if used >= budget:
                     return None
@@ -288,13 +290,18 @@ class Realiser:
                     used += 1
                     if self.wrong(State(start.db, start.params, known), checks[i]):
                         continue
-                found = search(i + 1)
+                found = search(i + 1, width)
                 if found is not None:
                     return found
             known[name] = start.known.get(name)
             return None
 
-        return search(0), used
+        # Iterative broadening: every variable's first few candidates before any variable's many.
+        for width in BROADENING:
+            found = search(0, width)
+            if found is not None or used >= budget:
+                return found, used
+        return None, used
 
     def _initial(self, names: list[str], candidates: dict[str, list[Any]]) -> State:
         known = {n: (candidates[n][0] if candidates[n] else "") for n in names}
