@@ -155,6 +155,8 @@ def _one(name: str, rng: random.Random) -> str:
         return rng.choice(TITLES)
     if "description" in name or "comment" in name or "reason" in name:
         return rng.choice(PHRASES)
+    if "form" in name:
+        return f"Cheque no. {digits} drawn on {rng.choice(('Harbour Savings', 'Northfield Credit Union', 'Pinecrest Bank'))}"
     if "card" in name:
         return " ".join("".join(rng.choice(string.digits) for _ in range(4)) for _ in range(4))
     if "model" in name:

@@ -181,15 +181,23 @@ class Realiser:
         for n in names:
             schema = self.schema(n, variant.verification, variant.goal)
             if schema is not None:
-                candidates[n] = candidates[n][:8] + structured_candidates(schema, self.index, self.params)
+                candidates[n] = candidates[n] + structured_candidates(schema, self.index, self.params)
             entries = self.entries(n, variant.verification, variant.goal)
             enums = [list(e["enum"]) for e in entries if "enum" in e]
             if enums:
                 candidates[n] = enums[0] + candidates[n]
             # Values an agent could not even pass (wrong JSON type, outside an enum) make no task.
             candidates[n] = [v for v in candidates[n] if all(fits_schema(e, v) for e in entries)]
+        constrained = {v for single, _ in targets for _, v in single.params or ()}
         for n in names:  # a seeded rotation of the best guesses varies tasks between seeds
-            head = candidates[n][: min(4, len(candidates[n]))]
+            if n not in constrained:
+                # Nothing checks it (a bill's description, a review's comment): a fresh pool value
+                # reads better than some other record's field.
+                fresh = [v for v in candidates[n] if isinstance(v, str) and v not in self.index.stored]
+                candidates[n] = fresh + [v for v in candidates[n] if v not in fresh]
+                head = fresh
+            else:
+                head = candidates[n][: min(4, len(candidates[n]))]
             rng.shuffle(head)
             candidates[n][: len(head)] = head
         starts = [self._initial(names, candidates)]

@@ -173,6 +173,9 @@ class WorldIndex:
                 _add(self.by_field, leaf.field, leaf.value)
                 _add(self.scalars, json_kind(leaf.value), leaf.value)
         self.minor_keys = [k for k in minor_keys if k not in self.keys]
+        self.stored = {v for v in self.keys + minor_keys if isinstance(v, str)} | {
+            v for v in self.scalars.get("string", []) if isinstance(v, str)
+        }
         self.anchors = [p[0] for p in (parse_date(v) for v in database.values() if isinstance(v, str)) if p]
 
     def for_variable(

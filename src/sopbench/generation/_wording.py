@@ -59,5 +59,12 @@ def user_prompt(goal: str, known: Mapping[str, Any], rng: random.Random) -> str:
     opening = rng.choice(_OPENINGS).format(action=_action(goal))
     if not known:
         return opening
-    details = " ".join(f"My {name.replace('_', ' ')} is {_shown(value)}." for name, value in known.items())
+    if rng.random() < 0.5:
+        details = " ".join(
+            f"My {name.replace('_', ' ')} is {_shown(value)}." for name, value in known.items()
+        )
+    else:
+        details = (
+            "; ".join(f"{name.replace('_', ' ')}: {_shown(value)}" for name, value in known.items()) + "."
+        )
     return f"{opening} {rng.choice(_DETAIL_INTROS)} {details}"
