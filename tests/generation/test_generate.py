@@ -16,20 +16,10 @@ from sopbench.domains._graph import action_graph
 from sopbench.domains._oracle import run_reference_path
 from sopbench.generation import default_task_file, default_tasks_dir, generate, generate_domain
 from sopbench.tasks import load_tasks, task_from_json
+from sopbench.tasks._load import _KNOWN_TASK_FIELDS
 
 BANK_GOALS = ("get_account_balance", "transfer_funds", "set_safety_box")
-PUBLISHED_KEYS = {
-    "initial_database",
-    "constraint_parameters",
-    "user_known",
-    "constraints",
-    "constraints_original",
-    "action_should_succeed",
-    "user_instruction",
-    "user_prompt",
-    "directed_action_graph",
-    "user_goal",
-}
+PUBLISHED_KEYS = _KNOWN_TASK_FIELDS  # every field a published task has
 
 
 @cache

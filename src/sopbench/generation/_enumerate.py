@@ -94,25 +94,17 @@ def domain_variants(
         found = _goal_variants(catalogue, goal, defaults, rng)
         if full_sop_only:
             found = [v for v in found if v[1] == defaults.get(goal)]
-        if wanted is not None and goal not in wanted:
-            # Still recorded as seen: dropping duplicates must not depend on the goals asked for.
-            seen_expanded.update(_kept_expanded(found, seen_expanded))
-            continue
-        # A variant another goal already produced adds nothing new; keep at least one (the last).
-        kept = list(found)
-        i = 0
-        while i < len(kept) and len(kept) > 1:
-            if kept[i][1] in seen_expanded:
-                kept.pop(i)
-            else:
-                i += 1
+        kept = _without_repeats(found, seen_expanded)
         seen_expanded.update(expanded for _, expanded, _, _ in kept)
+        if wanted is not None and goal not in wanted:
+            continue  # still recorded as seen: what is dropped must not depend on the goals asked for
         for number, (original, expanded, verification, assignments) in enumerate(kept):
             result.append(Variant(goal, number, original, expanded, verification, tuple(assignments)))
     return result
 
 
-def _kept_expanded(found: list, seen: set) -> set:
+def _without_repeats(found: list, seen: set) -> list:
+    """A variant another goal already produced adds nothing new; keep at least one (the last)."""
     kept = list(found)
     i = 0
     while i < len(kept) and len(kept) > 1:
@@ -120,7 +112,7 @@ def _kept_expanded(found: list, seen: set) -> set:
             kept.pop(i)
         else:
             i += 1
-    return {expanded for _, expanded, _, _ in kept}
+    return kept
 
 
 def _goal_variants(

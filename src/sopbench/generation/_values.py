@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ._pools import fresh_strings
+from ._scoring_access import argument_problem
 
 # Date layouts the published domains store (ISO dates and times, and the library's human dates).
 _DATE_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
@@ -338,32 +339,7 @@ def structured_candidates(
     return out
 
 
-_KINDS: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list,),
-    "null": (type(None),),
-}
-
-
 def fits_schema(entry: Mapping[str, Any], value: Any) -> bool:
-    """Whether a value can be passed as this tool parameter: its JSON type, enum and item type."""
-    wanted = entry.get("type", "string")
-    kinds = [wanted] if isinstance(wanted, str) else list(wanted)
-
-    def of_kind(item: Any, kind: str) -> bool:
-        if isinstance(item, bool) and kind in ("number", "integer"):
-            return False
-        return isinstance(item, _KINDS.get(kind, (object,)))
-
-    if not any(of_kind(value, kind) for kind in kinds):
-        return False
-    if "enum" in entry and value not in entry["enum"]:
-        return False
-    items = entry.get("items")
-    if isinstance(value, list) and isinstance(items, Mapping) and isinstance(items.get("type"), str):
-        return all(of_kind(item, items["type"]) for item in value)
-    return True
+    """Whether a value can be passed as this tool parameter (its JSON type, enum and item type),
+    judged exactly as the scorer judges an agent's arguments."""
+    return argument_problem(entry, value) is None
