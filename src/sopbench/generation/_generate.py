@@ -26,6 +26,7 @@ from ._wording import user_instruction, user_prompt
 # The published university tasks were generated from each goal's full SOP only (the original's
 # --gen_fulldeptasks); every subset of its 41-constraint pools would make 4,000 tasks.
 FULL_SOP_ONLY_DOMAINS = frozenset({"university"})
+ATTEMPTS = 3  # searches per task before its combination is reported unrealisable
 
 
 @dataclass(frozen=True)
@@ -199,10 +200,15 @@ def generate_domain(
             produced: set[bytes] = set()
             reason = ""
             for k in range(per_assignment):
-                rng = random.Random(_seed_for("task", name, seed, variant.goal, variant.number, number, k))
-                built: dict[str, Any] = {}
-                verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
-                outcome = realiser.realise(variant, assignment, rng, produced, verify)
+                for attempt in range(ATTEMPTS):  # another seeded order of the candidates each time
+                    rng = random.Random(
+                        _seed_for("task", name, seed, variant.goal, variant.number, number, k, attempt)
+                    )
+                    built: dict[str, Any] = {}
+                    verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
+                    outcome = realiser.realise(variant, assignment, rng, produced, verify)
+                    if outcome.state is not None:
+                        break
                 if outcome.state is None:
                     reason = outcome.reason
                     break

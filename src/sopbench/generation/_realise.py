@@ -41,10 +41,16 @@ from ._values import (
 
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
-BROADENING = (4, 12, 10_000)  # candidates per variable in successive backtracking passes
-ASSIGN_BUDGET = 600  # evaluations of the backtracking over variables, per start
+BROADENING = (3, 8, 20, 10_000)  # candidates per variable in successive backtracking passes
+ASSIGN_BUDGET = 1500  # evaluations of the backtracking over variables, per start
 RESTARTS = 3  # descents from the best starting states
 SIDEWAYS_STEPS = 20  # equal-cost steps allowed per descent (to leave a plateau)
+
+
+class GoalCall(Single):
+    """The goal call itself as a target: it must succeed when the task is to succeed."""
+
+    __slots__ = ()
 
 
 @dataclass
@@ -156,6 +162,10 @@ class Realiser:
         bad = []
         try:
             for single, want in targets:
+                if isinstance(single, GoalCall):
+                    if self._goal_fails(single, state):
+                        bad.append(single)
+                    continue
                 try:
                     got = system.value_of(single, state.known) == True  # noqa: E712 - the oracle's own test
                 except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
@@ -167,11 +177,24 @@ class Realiser:
             system.close()
         return bad
 
+    def _goal_fails(self, goal: Single, state: State) -> bool:
+        """Whether the goal itself fails on the lenient system (run on a copy: it may write)."""
+        system = LenientSystem(self.domain, state.db, state.params)
+        try:
+            arguments = {p: state.known[v] for p, v in goal.params or () if v in state.known}
+            return not system.execute(goal.name, arguments, offered_only=False).ok
+        finally:
+            system.close()
+
     # ---- the search --------------------------------------------------------------------------
     def realise(
         self, variant: Variant, assignment: Assignment, rng: random.Random, avoid: set[bytes], verify
     ) -> Outcome:
-        targets = [(s, v) for s, v in assignment.required.items()]
+        targets: list[tuple[Single, bool]] = [(s, v) for s, v in assignment.required.items()]
+        if assignment.outcome:
+            # A permitted goal must also work: its own checks (a matching password) must pass.
+            goal_params = self.domain.catalogue.graph_params(variant.goal)
+            targets.append((GoalCall(variant.goal, tuple((p, p) for p in goal_params)), True))
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
         thresholds = [
