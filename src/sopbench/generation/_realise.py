@@ -42,7 +42,7 @@ from ._values import (
 DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
 WARM_STARTS = 24
 BROADENING = (3, 8, 20, 10_000)  # candidates per variable in successive backtracking passes
-ASSIGN_BUDGET = 1500  # evaluations of the backtracking over variables, per start
+ASSIGN_BUDGET = 4000  # evaluations of the backtracking over variables, per start
 RESTARTS = 3  # descents from the best starting states
 SIDEWAYS_STEPS = 20  # equal-cost steps allowed per descent (to leave a plateau)
 
