@@ -521,17 +521,26 @@ def generate(
         errors.print(f"[red]--output must be a folder:[/red] {output} is a file")
         raise typer.Exit(2)
     with _progress(len(names), "generating") as advance:
-        done = generate_tasks(
-            names,
-            output,
-            seed=seed,
-            goals=wanted,
-            per_assignment=per_assignment,
-            compare_with=compare,
-            progress=lambda name, goal: None,
-        )
-        for item in done:
-            advance(item.tasks_file)
+        started: list[str] = []
+
+        def on_goal(name: str, goal: str) -> None:
+            if name not in started:  # one step of the bar per domain
+                started.append(name)
+                advance(Path(name))
+
+        try:
+            done = generate_tasks(
+                names,
+                output,
+                seed=seed,
+                goals=wanted,
+                per_assignment=per_assignment,
+                compare_with=compare,
+                progress=on_goal,
+            )
+        except KeyError as exc:  # a custom domain without a world database, say
+            errors.print(f"[red]cannot generate:[/red] {exc.args[0] if exc.args else exc}")
+            raise typer.Exit(2) from None
     reports = []
     for item in done:
         report = item.result.report.as_dict()
