@@ -225,7 +225,11 @@ class Realiser:
             candidates[n][: len(head)] = head
         starts = [self._initial(names, candidates)]
         for warm in self.warm[:WARM_STARTS]:
-            known = {n: warm.known[n] if n in warm.known else starts[0].known[n] for n in names}
+            # Only the checked variables come from an earlier task; the others stay fresh.
+            known = {
+                n: warm.known[n] if n in warm.known and n in constrained else starts[0].known[n]
+                for n in names
+            }
             starts.append(State(warm.db, warm.params, known))
         evaluations = 0
         scored = []

@@ -204,9 +204,20 @@ class WorldIndex:
         if "number" in kinds:
             # A generous and a token amount first (they settle most "enough money" checks either
             # way), then values around the thresholds and multiples of the stored amounts.
-            named += [25000, 1] + number_shifts(0, list(thresholds or ()))
+            money = any(word in name for word in _MONEY_WORDS)
+            # For a sum of money a generous and a token amount come first (they settle most "enough
+            # money" checks either way); for a count, small numbers. Then values around the
+            # thresholds and multiples of the stored amounts.
+            named += ([25000, 1] if money else [1, 2, 3]) + number_shifts(0, list(thresholds or ()))
             stored = [v for v in self.scalars.get("number", []) if isinstance(v, int | float) and v > 0]
             named += [round(v * k, 2) for v in stored[:20] for k in (1, 2, 3, 5, 12)]
+        if "string" in kinds:
+            # Identifiers that are not on file, shaped like those that are ("CLM-001" -> "CLM-583").
+            named += [
+                _reshaped(v, rng)
+                for v in named[:3]
+                if isinstance(v, str) and any(c.isdigit() for c in v) and not parse_date(v)
+            ]
         keys = [k for k in self.keys if "string" in kinds]
         rest = [v for kind in kinds for v in self.scalars.get(kind, [])]
         if "string" in kinds:
@@ -222,11 +233,25 @@ class WorldIndex:
             fresh += [c for c in self.containers[name] if isinstance(c, dict)]
         if "array" in kinds:
             fresh += [c for c in self.containers.get(name, []) if isinstance(c, list)]
-        ordered = [v for v in dict.fromkeys(map(_hashable, named + keys + rest + shifts))][:CANDIDATE_LIMIT]
+        # Fresh names come before other collections' keys: a user who must not exist is then a
+        # new person, not a currency code.
+        words = [v for v in fresh if isinstance(v, str)]
+        ordered = [v for v in dict.fromkeys(map(_hashable, named + words + keys + rest + shifts))][
+            :CANDIDATE_LIMIT
+        ]
         ordered += [
             v for v in map(_hashable, fresh) if v not in ordered
         ]  # an absent value is always on offer
         return [_unhashable(v) for v in ordered if v != ""]  # a user never "knows" an empty value
+
+
+_MONEY_WORDS = ("amount", "price", "fee", "income", "coverage", "balance", "cash", "assets", "payment")
+
+
+def _reshaped(value: str, rng: random.Random) -> str:
+    """The same shape with other digits: an identifier of the same kind that is not on file."""
+    digits = "0123456789"
+    return "".join(rng.choice(digits) if c.isdigit() else c for c in value)
 
 
 def _is_collection(mapping: Mapping[str, Any]) -> bool:
