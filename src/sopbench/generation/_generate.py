@@ -258,7 +258,7 @@ def _acceptor(
     """The search's final test of a state: build the task, run it on the strict oracle."""
 
     def verify(state: State) -> bool:
-        task = _task_json(domain, variant, assignment, state, realiser, instruction, graph, rng)
+        task = _task_json(variant, assignment, state, realiser, instruction, graph, rng)
         if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
             return False
         built["task"] = task
@@ -268,7 +268,6 @@ def _acceptor(
 
 
 def _task_json(
-    domain: Domain,
     variant: Variant,
     assignment: Assignment,
     state: State,

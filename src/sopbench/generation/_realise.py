@@ -255,12 +255,9 @@ class Realiser:
                 targets,
                 names,
                 candidates,
-                rng,
                 self.budget - (evaluations - moving),
                 avoid,
                 verify,
-                variant,
-                assignment,
             )
             evaluations += used
             if state is not None:
@@ -367,7 +364,7 @@ class Realiser:
                 changes[n] = record[source]
         return state.with_known(**changes) if changes else state
 
-    def _descend(self, state, targets, names, candidates, rng, budget, avoid, verify, variant, assignment):
+    def _descend(self, state, targets, names, candidates, budget, avoid, verify):
         """First-improvement descent; a few equal-cost steps are allowed to leave a plateau."""
         used = 1
         wrong = self.wrong(state, targets)
@@ -382,7 +379,7 @@ class Realiser:
             cost = len(wrong) + penalty
             level: tuple[State, list[Single]] | None = None
             improved = False
-            for move in self._moves(state, wrong, names, candidates, rng):
+            for move in self._moves(state, wrong, names, candidates):
                 if used >= budget:
                     break
                 key = move.fingerprint()
@@ -407,19 +404,19 @@ class Realiser:
         return None, wrong, used
 
     # ---- moves -------------------------------------------------------------------------------
-    def _moves(self, state: State, wrong: list[Single], names: list[str], candidates, rng) -> Iterator[State]:
+    def _moves(self, state: State, wrong: list[Single], names: list[str], candidates) -> Iterator[State]:
         """Moves for the first wrong instance first: its variables, its entities, the top-level values."""
         involved = list(dict.fromkeys(v for s in wrong[:1] for _, v in s.params or () if v in state.known))
         for n in involved:
             yield from self._variable_moves(state, n, names, candidates)
         yield from self._date_pair_moves(state, involved)
-        yield from self._database_moves(state, involved, rng)
+        yield from self._database_moves(state, involved)
         others = [n for n in names if n not in involved]
         for n in others:
             yield from self._variable_moves(state, n, names, candidates)
-        yield from self._database_moves(state, others, rng)
+        yield from self._database_moves(state, others)
         yield from self._parameter_moves(state)
-        yield from self._database_moves(state, [], rng, everywhere=True)
+        yield from self._database_moves(state, [], everywhere=True)
 
     def _date_pair_moves(self, state: State, involved: list[str]) -> Iterator[State]:
         """Two date variables of one instance moved together: a start and a stay of n days after it."""
@@ -452,7 +449,7 @@ class Realiser:
             yield self._follow(state.with_known(**{n: value}), n, names)
 
     def _database_moves(
-        self, state: State, variables: list[str], rng, *, everywhere: bool = False
+        self, state: State, variables: list[str], *, everywhere: bool = False
     ) -> Iterator[State]:
         known_strings = [v for v in state.known.values() if isinstance(v, str)]
         numbers = [v for v in state.known.values() if isinstance(v, int | float) and not isinstance(v, bool)]
