@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sopbench.domains._derive import default_dependencies, expand, simplify
 from sopbench.domains._graph import action_graph
-from sopbench.domains._oracle import goal_arguments, required_actions, run_reference_path, task_oracle
+from sopbench.domains._oracle import goal_arguments, required_actions, run_reference_path
 
 __all__ = [
     "action_graph",
@@ -17,5 +17,4 @@ __all__ = [
     "required_actions",
     "run_reference_path",
     "simplify",
-    "task_oracle",
 ]
