@@ -1,7 +1,6 @@
-"""The one place the generator reaches into the domain package's derived SOPs and oracle.
+"""The one place the generator reaches into the domain package's derived SOPs and oracle."""
 
 # adapter: the lead switches this to the public API at merge
-"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The one place the generator reaches into the scoring package: its check of arguments against a schema.
+"""The one place the generator reaches into the scoring package: its check of arguments against a schema."""
 
 # adapter: the lead switches this to the public API at merge
-"""
 
 from __future__ import annotations
 
