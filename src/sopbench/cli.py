@@ -448,6 +448,123 @@ def _show(result, target: OutputTarget, as_json: bool) -> None:
     console.print(f"wrote {target}", markup=False)
 
 
+@verb(
+    app,
+    epilog="Examples: sopbench generate --domain all --output tasks ; sopbench generate --domain bank "
+    "--seed 7 --per-assignment 2 --compare ../shared/sopbench/tasks --output tasks",
+)
+def generate(
+    domain: Annotated[str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="Folder for <domain>_tasks.json and <domain>_coverage.json."
+        ),
+    ],
+    seed: Annotated[int, typer.Option(metavar="S", help="The same seed gives byte-identical files.")] = 0,
+    goals: Annotated[
+        str | None,
+        typer.Option(metavar="NAMES", show_default=False, help="Only these goals (comma-separated)."),
+    ] = None,
+    per_assignment: Annotated[
+        int, typer.Option(min=1, metavar="K", help="Distinct tasks made for each (variant, assignment).")
+    ] = 1,
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            show_default=False,
+            help="A published task file or folder to compare with, combination by combination.",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the coverage reports as one JSON document.")
+    ] = False,
+) -> None:
+    """Generate tasks without an LLM: every SOP variant and outcome, realised by search, verified by the oracle.
+
+    For each goal of a domain: its SOP variants (the required part, then with each subset of the
+    optional constraints) and each variant's outcome assignments (which constraints must hold or
+    fail). Each assignment gets a database, user-known values and parameters that realise it, found
+    by a seeded search and kept only when the strict oracle's reference path gives the expected
+    outcome. Writes <domain>_tasks.json (the published layout) and <domain>_coverage.json. Exits 1
+    when some combination could not be realised (each is named, with its reason).
+    """
+    from sopbench.domains import PUBLISHED_DOMAINS, domain_names, get_domain
+    from sopbench.generation import generate as generate_tasks
+    from sopbench.generation import goals as goals_of
+    from sopbench.report import generation_table
+
+    job = current_job()
+    names = (
+        list(PUBLISHED_DOMAINS) if domain == "all" else [d.strip() for d in domain.split(",") if d.strip()]
+    )
+    known = set(domain_names())
+    unknown = [d for d in names if d not in known]
+    if unknown or not names:
+        raise UserError(
+            f"--domain: unknown domain {', '.join(unknown) or domain!r}; known: all, {', '.join(sorted(known))}"
+        )
+    wanted = [g.strip() for g in goals.split(",") if g.strip()] if goals else None
+    if wanted is not None:
+        offered = {g for d in names for g in goals_of(get_domain(d).catalogue)}
+        missing = [g for g in wanted if g not in offered]
+        if missing:
+            raise UserError(f"--goals: unknown goal {', '.join(missing)} in {', '.join(names)}")
+        names = [d for d in names if set(wanted) & set(goals_of(get_domain(d).catalogue))]
+    if compare is not None:
+        job.inputs([compare], "--compare")
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output}: is a file; name a folder")
+    if not output.parent.is_dir():
+        raise UserError(f"--output {output}: folder {output.parent} does not exist (create it first)")
+    with job.progress(len(names), "generated", unit="domains") as advance:
+        started: list[str] = []
+
+        def on_goal(name: str, goal: str) -> None:
+            if name not in started:  # one step of the bar per domain
+                if started:
+                    advance(started[-1])
+                started.append(name)
+
+        try:
+            done = generate_tasks(
+                names,
+                output,
+                seed=seed,
+                goals=wanted,
+                per_assignment=per_assignment,
+                compare_with=compare,
+                progress=on_goal,
+            )
+        except KeyError as exc:  # a custom domain without a world database, say
+            raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None
+        if started:
+            advance(started[-1])
+    reports = []
+    for item in done:
+        report = item.result.report.as_dict()
+        report.pop("combinations")
+        if item.comparison is not None:
+            comparison = item.comparison.as_dict()
+            comparison.pop("rows")
+            report["comparison"] = comparison
+        report["tasks_file"] = str(item.tasks_file)
+        reports.append(report)
+        for u in report["unrealisable"]:
+            job.problem(
+                f"{report['domain']} {u['goal']} variant {u['variant']} "
+                f"(must {'succeed' if u['outcome'] else 'fail'}): {u['reason']}",
+                kind="unrealisable",
+            )
+    job.finish(f"{sum(r['tasks'] for r in reports)} tasks written to {output}")
+    if as_json:
+        sys.stdout.write(json.dumps({"domains": reports}, indent=2) + "\n")
+    else:
+        generation_table(reports, compared=compare is not None).print(out_console())
+        out_console().print(f"wrote {output}", markup=False)
+
+
 def main() -> None:
     app()
 
@@ -567,6 +684,8 @@ def run(
         raise UserError(f"--import: {exc}") from None
     if tasks is not None:
         job.inputs([tasks], "--tasks")
+    else:
+        tasks = _default_task_set(job)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)
@@ -632,6 +751,29 @@ def run(
         )
     elif report.episodes == 0:
         job.nothing_to_do("no task matches --domain / --limit")
+
+
+def _default_task_set(job: Job) -> Path:
+    """The generated task set (built into the cache on first use, with a progress bar)."""
+    from sopbench.domains import PUBLISHED_DOMAINS
+    from sopbench.generation import default_tasks_dir, default_tasks_ready
+
+    if default_tasks_ready():
+        return default_tasks_dir()
+    err_console().print("building the generated task set (first use only; about 20 s)", markup=False)
+    with job.progress(len(PUBLISHED_DOMAINS), "generated", unit="domains") as advance:
+        seen: list[str] = []
+
+        def on_goal(domain: str, goal: str) -> None:
+            if domain not in seen:
+                if seen:
+                    advance(seen[-1])
+                seen.append(domain)
+
+        folder = default_tasks_dir(progress=on_goal)
+        if seen:
+            advance(seen[-1])
+    return folder
 
 
 def _given(**options: object) -> dict[str, object]:

@@ -14,6 +14,7 @@ The command line only parses options, checks paths and calls these; tests call t
 from ._cards import CARD_READINGS, CardChoice, read_card_choices
 from ._diagnosis import DiagnosisReport, domains_of, load_domain_tasks, run_diagnosis
 from ._evaluation import EvaluationReport, evaluate_files
+from ._generation import generation_table
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
     LEADERBOARD_FORMATS,
@@ -44,6 +45,7 @@ __all__ = [
     "comparison_tables",
     "domains_of",
     "evaluate_files",
+    "generation_table",
     "load_domain_tasks",
     "percent",
     "rate_text",

@@ -10,7 +10,7 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
-from ._config import DEFAULT_TASKS_DIR, RunConfig, RunConfigError, import_plugins
+from ._config import RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._record import record_json
@@ -20,7 +20,6 @@ from ._store import SCHEMA_VERSION, STORE_NAME, Store, StoreError, default_tasks
 
 __all__ = [
     "BASELINE_AGENTS",
-    "DEFAULT_TASKS_DIR",
     "SCHEMA_VERSION",
     "STORE_NAME",
     "TOOL_LISTS",

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sopbench.agents import agent_factory, user_factory
 
-DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
-
 
 class RunConfigError(ValueError):
     """A configuration that cannot run (a user mistake): unknown agent, option, domain, tasks."""
@@ -51,7 +49,11 @@ class RunConfig(BaseModel):
 
     @property
     def tasks_path(self) -> Path:
-        return self.tasks if self.tasks is not None else DEFAULT_TASKS_DIR
+        if self.tasks is not None:
+            return self.tasks
+        from sopbench.generation import default_tasks_dir
+
+        return default_tasks_dir()
 
     def identity(self) -> dict[str, Any]:
         """What a resumed run must share with the stored one (the task selection may grow)."""

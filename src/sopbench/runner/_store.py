@@ -218,7 +218,9 @@ def open_existing(folder: Path) -> Store:
 
 def default_tasks_path(store: Store) -> Path:
     """The tasks a stored run was played on (what ``export --format sopbench`` embeds)."""
-    from ._config import DEFAULT_TASKS_DIR
-
     noted = store.note("tasks")
-    return Path(noted) if noted else DEFAULT_TASKS_DIR
+    if noted:
+        return Path(noted)
+    from sopbench.generation import default_tasks_dir
+
+    return default_tasks_dir()

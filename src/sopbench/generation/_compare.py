@@ -1,0 +1,140 @@
+"""Combination-by-combination comparison of a generated task set with a published task file.
+
+A published task is placed in a combination (goal, SOP variant, assignment) by computing, on its own
+database, parameters and user-known values, the truth of every constraint instance of the
+variant's verification form: it belongs to the first assignment of its variant whose every relevant
+instance has that truth and whose outcome is the task's ``action_should_succeed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sopbench.constraints import And, Expr, Or, Single, dump
+from sopbench.domains import Domain, LenientSystem
+from sopbench.tasks import Task
+
+from ._domain_access import simplify
+from ._enumerate import Variant, single_text
+
+
+def canonical(expr: Expr | None) -> Any:
+    """An order-insensitive form of an SOP (children of and/or sorted), to recognise a variant."""
+    expr = simplify(expr)
+
+    def form(e: Expr) -> Any:
+        if isinstance(e, Single):
+            return ["single", ("not " if e.negated else "") + e.name, sorted(e.params or ())]
+        children = [form(c) for c in e.children]
+        if isinstance(e, And | Or):
+            children.sort(key=repr)
+        return [type(e).__name__.lower(), children]
+
+    return None if expr is None else form(expr)
+
+
+@dataclass
+class Comparison:
+    """Per combination: how many published and how many generated tasks it has."""
+
+    domain: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    unplaced: list[dict[str, Any]] = field(default_factory=list)  # published tasks in no combination
+
+    @property
+    def published_combinations(self) -> int:
+        return sum(1 for r in self.rows if r["published"])
+
+    @property
+    def generated_combinations(self) -> int:
+        return sum(1 for r in self.rows if r["generated"])
+
+    @property
+    def published_only(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["published"] and not r["generated"]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "combinations": len(self.rows),
+            "covered_by_published": self.published_combinations,
+            "covered_by_generated": self.generated_combinations,
+            "covered_by_both": sum(1 for r in self.rows if r["published"] and r["generated"]),
+            "published_only": len(self.published_only),
+            "generated_only": sum(1 for r in self.rows if r["generated"] and not r["published"]),
+            "published_tasks": sum(r["published"] for r in self.rows) + len(self.unplaced),
+            "published_tasks_unplaced": self.unplaced,
+            "rows": self.rows,
+        }
+
+
+def compare(
+    domain: Domain,
+    variants: Sequence[Variant],
+    generated_counts: Iterable[dict[str, Any]],
+    published: Sequence[Task],
+) -> Comparison:
+    """Place every published task in a combination and line the counts up with the generated ones."""
+    result = Comparison(domain.name)
+    index: dict[tuple[str, int, tuple, bool], dict[str, Any]] = {}
+    by_variant: dict[tuple[str, Any], Variant] = {}
+    for variant in variants:
+        by_variant.setdefault((variant.goal, repr(canonical(variant.original))), variant)
+        for assignment in variant.assignments:
+            row = {
+                "goal": variant.goal,
+                "variant": variant.number,
+                "constraints_original": dump(variant.original),
+                "assignment": [list(item) for item in assignment.key()],
+                "outcome": assignment.outcome,
+                "published": 0,
+                "generated": 0,
+            }
+            index[(variant.goal, variant.number, assignment.key(), assignment.outcome)] = row
+            result.rows.append(row)
+    for counted in generated_counts:
+        key = (
+            counted["goal"],
+            counted["variant"],
+            tuple(tuple(i) for i in counted["assignment"]),
+            counted["outcome"],
+        )
+        if key in index:
+            index[key]["generated"] += counted["tasks"]
+    for task in published:
+        variant = by_variant.get((task.goal, repr(canonical(task.constraints_original))))
+        where = f"{task.goal}[{task.index}]"
+        if variant is None:
+            result.unplaced.append({"task": where, "reason": "its SOP is not one of the enumerated variants"})
+            continue
+        truths = _truths(domain, task, [s for a in variant.assignments for s, _ in a.values])
+        placed = False
+        for assignment in variant.assignments:
+            if assignment.outcome != task.action_should_succeed:
+                continue
+            if all(truths.get(s) is want for s, want in assignment.required.items()):
+                index[(variant.goal, variant.number, assignment.key(), assignment.outcome)]["published"] += 1
+                placed = True
+                break
+        if not placed:
+            shown = ", ".join(f"{single_text(s)}={t}" for s, t in truths.items())
+            result.unplaced.append(
+                {"task": where, "reason": f"no assignment of its variant matches its data ({shown})"}
+            )
+    return result
+
+
+def _truths(domain: Domain, task: Task, instances: Iterable[Single]) -> dict[Single, bool | None]:
+    system = LenientSystem(domain, task.initial_database, task.constraint_parameters)
+    truths: dict[Single, bool | None] = {}
+    try:
+        for single in dict.fromkeys(instances):
+            try:
+                truths[single] = system.value_of(single, task.user_known) == True  # noqa: E712
+            except Exception:  # noqa: BLE001 - an instance its data cannot evaluate has no truth
+                truths[single] = None
+    finally:
+        system.close()
+    return truths

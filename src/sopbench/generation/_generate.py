@@ -1,0 +1,308 @@
+"""Generating one domain's task file: enumerate, realise, verify, word, report."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from sopbench.constraints import dump
+from sopbench.domains import Domain, get_domain
+from sopbench.tasks import Task, task_from_json
+
+from ._domain_access import action_graph, run_reference_path
+from ._enumerate import Assignment, Variant, domain_variants, goals, single_text
+from ._pools import person
+from ._realise import DEFAULT_BUDGET, Realiser, State
+from ._wording import user_instruction, user_prompt
+
+# The published university tasks were generated from each goal's full SOP only (the original's
+# --gen_fulldeptasks); every subset of its 41-constraint pools would make 4,000 tasks.
+FULL_SOP_ONLY_DOMAINS = frozenset({"university"})
+ATTEMPTS = 3  # searches per task before its combination is reported unrealisable
+
+
+@dataclass(frozen=True)
+class Unrealised:
+    """A combination no task was made for, and why."""
+
+    goal: str
+    variant: int
+    assignment: list[list[Any]]
+    outcome: bool
+    reason: str
+    missing: int  # how many of the asked-for tasks are missing
+
+
+@dataclass
+class DomainReport:
+    """Coverage of one domain's generation."""
+
+    domain: str
+    seed: int
+    per_assignment: int
+    goals: int = 0
+    variants: int = 0
+    assignments: int = 0
+    realised: int = 0  # combinations with every asked-for task made
+    tasks: int = 0
+    must_succeed: int = 0
+    verified: int = 0  # tasks whose reference path on the strict oracle gave the expected outcome
+    unrealisable: list[Unrealised] = field(default_factory=list)
+    seconds: float = 0.0
+    combinations: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "seed": self.seed,
+            "per_assignment": self.per_assignment,
+            "goals": self.goals,
+            "variants": self.variants,
+            "assignments": self.assignments,
+            "realised": self.realised,
+            "tasks": self.tasks,
+            "must_succeed": self.must_succeed,
+            "verified": self.verified,
+            "unrealisable": [u.__dict__ for u in self.unrealisable],
+            "seconds": round(self.seconds, 3),
+            "combinations": self.combinations,
+        }
+
+
+@dataclass
+class DomainTasks:
+    """A generated task file (goal -> tasks, in the published layout) and its report."""
+
+    domain: str
+    tasks: dict[str, list[dict[str, Any]]]
+    report: DomainReport
+    variants: list[Variant] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.tasks, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def world_database(domain: Domain, seed: int) -> dict[str, Any]:
+    """The domain's world database, its people renamed from the seeded pools."""
+    source = resources.files("sopbench.generation").joinpath("worlds", f"{domain.name}.json")
+    if not source.is_file():
+        raise KeyError(f"no world database for domain {domain.name!r} (expected worlds/{domain.name}.json)")
+    return renamed_people(orjson.loads(source.read_bytes()), seed, domain.name)
+
+
+def renamed_people(world: dict[str, Any], seed: int, domain: str) -> dict[str, Any]:
+    return _renamed_people(world, random.Random(f"people:{domain}:{seed}"))
+
+
+_USERNAME = re.compile(r"^[a-z][a-z_]{1,20}$")
+_FULL_NAME = re.compile(r"^[A-Z][a-z]+ [A-Z][a-z]+$")
+
+
+def _renamed_people(world: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Every user name (keys of top-level collections of records) and full name, renamed consistently."""
+    names: dict[str, str] = {}
+    used: set[str] = set()
+
+    def new_name(old: str, full: bool) -> str:
+        while True:
+            first, last = person(rng)
+            candidate = f"{first.capitalize()} {last.capitalize()}" if full else f"{first}_{last}"
+            if candidate not in used:
+                used.add(candidate)
+                names[old] = candidate
+                return candidate
+
+    for collection in world.values():
+        if (
+            isinstance(collection, dict)
+            and collection
+            and all(isinstance(v, dict) for v in collection.values())
+        ):
+            for key in collection:
+                if _USERNAME.match(key) and any(f in collection[key] for f in ("password", "identification")):
+                    new_name(key, False)
+
+    def rename(data: Any) -> Any:
+        if isinstance(data, dict):
+            return {names.get(k, k) if isinstance(k, str) else k: rename(v) for k, v in data.items()}
+        if isinstance(data, list):
+            return [rename(v) for v in data]
+        if isinstance(data, str):
+            if data in names:
+                return names[data]
+            if _FULL_NAME.match(data):
+                return names.get(data) or new_name(data, True)
+        return data
+
+    return rename(world)
+
+
+def _seed_for(*parts: object) -> int:
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def generate_domain(
+    name: str,
+    *,
+    seed: int = 0,
+    goals_wanted: Iterable[str] | None = None,
+    per_assignment: int = 1,
+    budget: int = DEFAULT_BUDGET,
+    progress: Callable[[str], None] | None = None,
+    world: Mapping[str, Any] | None = None,
+) -> DomainTasks:
+    """Generate, verify and word the tasks of one domain; deterministic for ``seed``.
+
+    ``world`` is the database the search starts from (its people are renamed per seed); by
+    default the one shipped for the domain (``worlds/<domain>.json``). A custom domain brings its own.
+    """
+    if per_assignment < 1:
+        raise ValueError("per_assignment must be at least 1")
+    started = time.perf_counter()
+    domain = get_domain(name)
+    wanted = None if goals_wanted is None else list(goals_wanted)
+    if wanted is not None:
+        unknown = sorted(set(wanted) - set(goals(domain.catalogue)))
+        if unknown:
+            raise KeyError(
+                f"{name}: unknown goal(s) {', '.join(unknown)}; goals: {', '.join(goals(domain.catalogue))}"
+            )
+    variants = domain_variants(
+        domain.catalogue,
+        random.Random(_seed_for("sample", name, seed)),
+        full_sop_only=name in FULL_SOP_ONLY_DOMAINS,
+        only_goals=wanted,
+    )
+    start = world_database(domain, seed) if world is None else renamed_people(dict(world), seed, name)
+    realiser = Realiser(domain, start, budget=budget)
+    report = DomainReport(name, seed, per_assignment)
+    report.goals = len({v.goal for v in variants})
+    report.variants = len(variants)
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for variant in variants:
+        if progress is not None:
+            progress(variant.goal)
+        wording_rng = random.Random(_seed_for("instruction", name, seed, variant.goal, variant.number))
+        instruction = user_instruction(domain, variant.goal, wording_rng)
+        graph = action_graph(domain.catalogue, variant.goal, variant.original).to_json()
+        for number, assignment in enumerate(variant.assignments):
+            report.assignments += 1
+            made: list[dict[str, Any]] = []
+            produced: set[bytes] = set()
+            reason = ""
+            for k in range(per_assignment):
+                for attempt in range(ATTEMPTS):  # another seeded order of the candidates each time
+                    rng = random.Random(
+                        _seed_for("task", name, seed, variant.goal, variant.number, number, k, attempt)
+                    )
+                    built: dict[str, Any] = {}
+                    verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
+                    outcome = realiser.realise(variant, assignment, rng, produced, verify)
+                    if outcome.state is not None:
+                        break
+                if outcome.state is None:
+                    reason = outcome.reason
+                    break
+                produced.add(outcome.state.fingerprint())
+                made.append(built["task"])
+            report.combinations.append(
+                {
+                    "goal": variant.goal,
+                    "variant": variant.number,
+                    "constraints_original": dump(variant.original),
+                    "assignment": [list(item) for item in assignment.key()],
+                    "outcome": assignment.outcome,
+                    "tasks": len(made),
+                }
+            )
+            if len(made) == per_assignment:
+                report.realised += 1
+            else:
+                report.unrealisable.append(
+                    Unrealised(
+                        variant.goal,
+                        variant.number,
+                        [list(i) for i in assignment.key()],
+                        assignment.outcome,
+                        reason,
+                        per_assignment - len(made),
+                    )
+                )
+            report.tasks += len(made)
+            report.verified += len(made)
+            report.must_succeed += len(made) if assignment.outcome else 0
+            tasks.setdefault(variant.goal, []).extend(made)
+    report.seconds = time.perf_counter() - started
+    return DomainTasks(name, tasks, report, variants)
+
+
+def _acceptor(
+    domain: Domain,
+    variant: Variant,
+    assignment: Assignment,
+    realiser: Realiser,
+    instruction: str,
+    graph: Mapping[str, Any],
+    rng: random.Random,
+    built: dict[str, Any],
+) -> Callable[[State], bool]:
+    """The search's final test of a state: build the task, run it on the strict oracle."""
+
+    def verify(state: State) -> bool:
+        task = _task_json(variant, assignment, state, realiser, instruction, graph, rng)
+        if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
+            return False
+        built["task"] = task
+        return True
+
+    return verify
+
+
+def _task_json(
+    variant: Variant,
+    assignment: Assignment,
+    state: State,
+    realiser: Realiser,
+    instruction: str,
+    graph: Mapping[str, Any],
+    rng: random.Random,
+) -> dict[str, Any]:
+    names = realiser.variables(variant, assignment)
+    known = {n: state.known[n] for n in names if n in state.known}
+    return {
+        "initial_database": state.db,
+        "constraint_parameters": state.params,
+        "user_known": known,
+        "constraints": dump(variant.expanded),
+        "constraints_original": dump(variant.original),
+        "action_should_succeed": assignment.outcome,
+        "user_instruction": instruction,
+        "user_prompt": user_prompt(variant.goal, known, rng),
+        "directed_action_graph": graph,
+        "user_goal": variant.goal,
+    }
+
+
+def _verified(domain: Domain, task: Task, assignment: Assignment) -> bool:
+    """The published acceptance test on the strict oracle: required actions, then the goal."""
+    try:
+        run = run_reference_path(domain, task)
+    except Exception:  # noqa: BLE001 - a task the oracle cannot run is not a task
+        return False
+    return run.goal_succeeded == assignment.outcome
+
+
+def assignment_text(assignment: Assignment) -> str:
+    return "; ".join(f"{text}={value}" for text, value in assignment.key())
+
+
+__all__ = ["DomainReport", "DomainTasks", "Unrealised", "generate_domain", "single_text", "world_database"]
