@@ -19,6 +19,8 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from sopbench.constraints import clip
+
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
     from isal import igzip as _gzip
     from isal import isal_zlib as _zlib
@@ -251,5 +253,4 @@ def expect_str_map(value: Any, field: str) -> dict[str, str]:
 
 def show(value: Any, limit: int = 60) -> str:
     """A short one-line rendering of a value for messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(repr(value), limit)

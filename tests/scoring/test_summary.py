@@ -18,7 +18,7 @@ from sopbench.scoring import (
     score_run,
     summarize,
 )
-from sopbench.scoring._engine import VERDICT_KEYS
+from sopbench.scoring import VERDICT_KEYS
 from sopbench.tasks import iter_all_tasks, task_from_json
 
 FILE = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"

@@ -7,7 +7,18 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
+from sopbench.evaluation import canonical_json
+
 from ._catalogue import Catalogue, ToolSignature
+from ._derive import (
+    DependencyOption,
+    default_dependencies,
+    default_dependency,
+    expand,
+    oracle_dependencies,
+    simplify,
+)
+from ._graph import action_graph, default_action_graphs
 from ._mechanism import (
     READ,
     WRITE,
@@ -16,11 +27,19 @@ from ._mechanism import (
     Domain,
     ToolKind,
     ToolSpec,
-    canonical_json,
     parameters_schema,
     parse_time,
 )
-from ._registry import domain_names, get_domain, register_domain
+from ._oracle import (
+    ReferenceCall,
+    ReferenceRun,
+    TaskLike,
+    goal_arguments,
+    required_actions,
+    run_reference_path,
+    task_oracle,
+)
+from ._registry import UnknownDomain, domain_names, get_domain, register_domain
 from ._system import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
@@ -30,6 +49,7 @@ from ._system import (
     parse_arguments,
     succeeded,
     tool_not_found,
+    tool_not_found_text,
 )
 
 PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
@@ -38,25 +58,42 @@ __all__ = [
     "PUBLISHED_DOMAINS",
     "READ",
     "SESSION_BEFORE_CREDENTIALS",
+    "UnknownDomain",
     "WRITE",
     "Catalogue",
     "ConstraintWording",
     "Context",
+    "DependencyOption",
     "Domain",
     "LenientSystem",
     "OutputFormat",
+    "ReferenceCall",
+    "ReferenceRun",
     "StrictSystem",
+    "TaskLike",
     "ToolKind",
     "ToolOutcome",
     "ToolSignature",
     "ToolSpec",
+    "action_graph",
     "canonical_json",
+    "default_action_graphs",
+    "default_dependencies",
+    "default_dependency",
     "domain_names",
+    "expand",
     "get_domain",
+    "goal_arguments",
+    "oracle_dependencies",
     "parameters_schema",
     "parse_arguments",
     "parse_time",
     "register_domain",
+    "required_actions",
+    "run_reference_path",
+    "simplify",
     "succeeded",
+    "task_oracle",
     "tool_not_found",
+    "tool_not_found_text",
 ]

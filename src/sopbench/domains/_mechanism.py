@@ -280,11 +280,6 @@ class Domain:
         return f"Domain({self.name!r}, tools={len(self.tools)}, checks={len(self.checks)})"
 
 
-def canonical_json(database: Any) -> bytes:
-    """A canonical byte form for comparing databases (sorted keys; 1 and 1.0 kept distinct)."""
-    return orjson.dumps(database, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-
-
 def parse_time(text: Any, fmt: str) -> datetime:
     """``datetime.strptime(text, fmt)``, memoised for text: scoring reads the same dates thousands of times.
 

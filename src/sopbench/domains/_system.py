@@ -89,8 +89,13 @@ def _keyword_plan(spec: Any) -> tuple[frozenset[str], tuple[str, ...], dict[str,
     return _PLANS[key]
 
 
+def tool_not_found_text(name: str) -> str:
+    """What an agent is shown when it calls a tool it was not offered (the published wording)."""
+    return f"Error: Tool {name} not found."
+
+
 def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> ToolOutcome:
-    return ToolOutcome(name, arguments or {}, error=f"Error: Tool {name} not found.")
+    return ToolOutcome(name, arguments or {}, error=tool_not_found_text(name))
 
 
 def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, str | None]:

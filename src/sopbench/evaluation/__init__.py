@@ -4,10 +4,21 @@ Domain-agnostic: it needs a trace, an SOP catalogue (``sopbench.constraints.Sop`
 """
 
 from ._diagnostic import DiagnosticFailure, diagnostic
-from ._evaluate import evaluate_trace, judge_database, judge_permission, judge_procedure, state_diff
+from ._evaluate import (
+    DatabaseEquality,
+    canonical_json,
+    compare_databases,
+    evaluate_trace,
+    judge_database,
+    judge_permission,
+    judge_procedure,
+    state_diff,
+    step_label,
+)
 from ._model import Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
 
 __all__ = [
+    "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",
     "Oracle",
@@ -15,10 +26,13 @@ __all__ = [
     "ToolCall",
     "Trace",
     "Verdict",
+    "canonical_json",
+    "compare_databases",
     "diagnostic",
     "evaluate_trace",
     "judge_database",
     "judge_permission",
     "judge_procedure",
     "state_diff",
+    "step_label",
 ]

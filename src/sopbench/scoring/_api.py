@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import LoadError, StrPath, collector_paused, read_json
+from sopbench.domains import UnknownDomain
 from sopbench.traces import Record, detect_output_format, iter_trajectory_files
 from sopbench.traces._load import FileDecoder
 
 from ._calls import PublishedCrash
-from ._engine import VERDICT_KEYS, score_record_run
+from ._checks import VERDICT_KEYS
+from ._episode import episode_calls, score_episode
 from ._protocol import SOUND, Protocol
-from ._tables import domain_tables
 
 __all__ = [
     "RunScore",
@@ -109,15 +110,22 @@ def score_run(
             run=run_index,
         )
     name = domain or record.domain
-    if credit_cards is None:
-        credit_cards = "dict" if protocol.has("credit_cards_as_shipped") else "list"
-    try:
-        tables = domain_tables(name, credit_cards)
-    except KeyError as exc:
-        raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
     fmt = output_format or detect_output_format([record])
     try:
-        outcome = score_record_run(record, run_index, protocol, tables, fmt, justify_refusal=justify_refusal)
+        calls, executed = episode_calls(record.runs[run_index], protocol, justify_refusal=justify_refusal)
+        score = score_episode(
+            record.task,
+            calls,
+            record.runs[run_index].final_database,
+            protocol,
+            executed=executed,
+            domain=name,
+            output_format=fmt,
+            credit_cards=credit_cards,
+            justify_refusal=justify_refusal,
+        )
+    except UnknownDomain as exc:
+        raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
     except PublishedCrash as exc:
         raise ScoringError(
             f"the published evaluator fails on this run: {exc}",
@@ -142,9 +150,9 @@ def score_run(
         record=record.index,
         run=run_index,
         protocol=protocol.name,
-        verdict=outcome.verdict,
-        explanations=tuple(outcome.explanations),
-        justified_refusal=outcome.justified_refusal,
+        verdict=score.verdict_fields(),
+        explanations=score.explanations,
+        justified_refusal=score.justified_refusal,
         should_succeed=record.task.action_should_succeed,
         goal=record.task.goal,
     )

@@ -12,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sopbench.constraints import clip
+
 from ._calls import PublishedCrash, ScoredCall
+from ._oracle_replay import STATUS_ERROR, STATUS_NOT_REPLAYED
 from ._tables import DomainTables, Graph, Implication
 from ._values import as_tuples
 
 _WILDCARD = object()
-STATUS_REPLAYED, STATUS_NOT_REPLAYED, STATUS_ERROR = 0, 1, 2
 
 
 @dataclass
@@ -35,7 +37,7 @@ class GraphCheck:
     def run(self, calls: Sequence[ScoredCall], statuses: Sequence[int], succeeded: Sequence[bool]) -> bool:
         satisfied = True
         params = self.tables.graph_params
-        for call, status in zip(calls, statuses, strict=True):
+        for index, (call, status) in enumerate(zip(calls, statuses, strict=True)):
             if status == STATUS_ERROR or (status == STATUS_NOT_REPLAYED and not self.failed_count):
                 continue
             if call.name not in params:
@@ -48,7 +50,7 @@ class GraphCheck:
                 satisfied = False
                 self.problems.append(self._explain(call, graph, children[0], bindings))
                 continue
-            if not self.failed_count and not succeeded[call.step - 1]:
+            if not self.failed_count and not succeeded[index]:
                 continue  # a call that failed in the agent's environment verifies nothing
             self._record(call, node_map)
         return satisfied
@@ -177,7 +179,7 @@ def published_get(arguments: Any, key: str) -> Any:
         if key in arguments:
             return arguments[key]
     except TypeError as exc:
-        raise PublishedCrash(f"arguments {str(arguments)[:40]!r} cannot be looked up ({exc})") from None
+        raise PublishedCrash(f"arguments {clip(str(arguments), 40)!r} cannot be looked up ({exc})") from None
     return None
 
 

@@ -14,7 +14,7 @@ from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_n
 from sopbench.traces import iter_trajectory_files as _files
 
 from ._api import RunScore, ScoringError, _load_file, score_run
-from ._engine import PUBLISHED_CHECKS
+from ._checks import PUBLISHED_CHECKS
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
 
 __all__ = [

@@ -13,9 +13,7 @@ from functools import cache
 from typing import Any
 
 from sopbench.constraints import ActionGraph, And, Chain, Expr, Gate, Not, Rule, Single, rename, singles
-from sopbench.domains import Domain, get_domain
-from sopbench.domains._derive import default_dependencies, simplify
-from sopbench.domains._graph import default_action_graphs
+from sopbench.domains import Domain, default_action_graphs, default_dependencies, get_domain, simplify
 
 _REQUIRED = object()
 

@@ -11,6 +11,7 @@ from sopbench._io import LoadError
 
 from ._load import (
     ErrorHandler,
+    decode_arguments,
     detect_output_format,
     is_tuple_output,
     iter_records,
@@ -19,6 +20,7 @@ from ._load import (
     record_from_json,
 )
 from ._model import (
+    PUBLISHED_CHECKS,
     AgentConfig,
     Message,
     OutputFormat,
@@ -33,6 +35,7 @@ from ._model import (
 )
 
 __all__ = [
+    "PUBLISHED_CHECKS",
     "AgentConfig",
     "ErrorHandler",
     "LoadError",
@@ -46,6 +49,7 @@ __all__ = [
     "ToolStep",
     "TrajectoryFile",
     "VerdictLayout",
+    "decode_arguments",
     "detect_output_format",
     "is_tuple_output",
     "iter_records",

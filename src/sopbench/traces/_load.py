@@ -36,6 +36,7 @@ from sopbench.tasks import Task
 from sopbench.tasks._load import parse_task_json
 
 from ._model import (
+    PUBLISHED_CHECKS,
     AgentConfig,
     Message,
     OutputFormat,
@@ -61,15 +62,7 @@ _FILE_NAME = re.compile(
 _TUPLE_OUTPUT = re.compile(r"^\((?:True|False), ")
 _OLD_TOOL_LIST_NAMES = {"test": "oracle"}
 _CHAT_MESSAGE_FIELDS = frozenset({"sender", "content", "tool_calls"})
-_VERDICT_FLAGS = (
-    "no_tool_call_error",
-    "constraint_not_violated",
-    "database_match",
-    "action_successfully_called",
-    "dirgraph_satisfied",
-    "action_called_correctly",
-    "success",
-)
+_VERDICT_FLAGS = PUBLISHED_CHECKS
 _VERDICT_FLAGS_AND_SHOULD_SUCCEED = (*_VERDICT_FLAGS, "action_should_succeed")
 
 ErrorHandler = Callable[[LoadError], None]
@@ -436,14 +429,7 @@ def _fast_call(obj: Any, flagged: list[bool]) -> ToolCallRecord | None:
     text = function.get("arguments")
     if type(name) is not str or type(text) is not str:
         return None
-    try:
-        arguments = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        arguments = None
-    if type(arguments) is dict:
-        return _tool_call(call_id, name, text, arguments, None)
-    # Not a JSON object: the validating path's reading (Python's json, the error wording).
-    decoded, error = _decode_arguments(text)
+    decoded, error = decode_arguments(text)
     if error is not None:
         flagged.append(True)
     return _tool_call(call_id, name, text, decoded, error)
@@ -568,8 +554,24 @@ def _parse_tool_call(data: Any, field: str) -> ToolCallRecord:
             optional(obj, "id", str, field), name, orjson.dumps(arguments).decode(), arguments
         )
     text = expect(arguments, str, at(function_field, "arguments"))
-    decoded, error = _decode_arguments(text)
+    decoded, error = decode_arguments(text)
     return ToolCallRecord(optional(obj, "id", str, field), name, text, decoded, error)
+
+
+def decode_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object a tool call's argument text holds, or None and why it is not one.
+
+    The one reading of argument text, for recorded files and live episodes alike.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if type(value) is dict:
+            return value, None
+    # Not a JSON object for orjson: Python's json decides (it reads NaN) and words the error.
+    return _decode_arguments(text)
 
 
 def _decode_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
