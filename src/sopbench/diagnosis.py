@@ -26,10 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, ToolNode
-from sopbench.domains import Domain, LenientSystem, ToolKind, get_domain
-from sopbench.domains._oracle import goal_arguments, task_oracle
+from sopbench.domains import (
+    Domain,
+    LenientSystem,
+    ToolKind,
+    get_domain,
+    goal_arguments,
+    innate_implications,
+    task_oracle,
+)
 from sopbench.scoring import SOUND, Protocol, score_run
-from sopbench.scoring._tables import domain_tables
 from sopbench.tasks import Task
 from sopbench.traces import Message, Record, Run, Setup, ToolCallRecord
 
@@ -66,9 +72,17 @@ class TaskDiagnosis:
             self.surprises.append(f"{where} {kind}: expected {want}; " + "; ".join(explanations))
 
     def as_dict(self) -> dict[str, Any]:
-        total = {k: sum(c[k] for c in self.counts.values()) for k in ("fixtures", "accepted", "rejected", "unexpected")}
-        return {"kinds": self.counts, **total, "unreachable_goals": self.unreachable,
-                "unverifiable_tasks": self.unverifiable, "surprises": self.surprises}
+        total = {
+            k: sum(c[k] for c in self.counts.values())
+            for k in ("fixtures", "accepted", "rejected", "unexpected")
+        }
+        return {
+            "kinds": self.counts,
+            **total,
+            "unreachable_goals": self.unreachable,
+            "unverifiable_tasks": self.unverifiable,
+            "surprises": self.surprises,
+        }
 
 
 def reference_calls(domain: Domain, task: Task, skipped: list[str] | None = None) -> list[Call]:
@@ -158,7 +172,9 @@ def _needed_tools(domain: Domain, task: Task) -> set[str]:
     return in_sop(task.constraints_original) & offered
 
 
-def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Random) -> dict[str, tuple[list[Call], tuple[str, ...]]]:
+def mutants(
+    domain: Domain, task: Task, reference: list[Call], rng: random.Random
+) -> dict[str, tuple[list[Call], tuple[str, ...]]]:
     """The mutants ``task`` admits: kind -> (calls, assistant messages)."""
     built: dict[str, tuple[list[Call], tuple[str, ...]]] = {}
     goal_at = next((i for i, (tool, _) in enumerate(reference) if tool == task.goal), None)
@@ -167,7 +183,7 @@ def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Rando
     implied = {
         implication.tool
         for tool, _ in reference
-        for implication in domain_tables(domain.name).sound_implications.get(tool, ())
+        for implication in innate_implications(domain.catalogue).get(tool, ())
     }
     needed = _needed_tools(domain, task) - {task.goal} - implied
     if goal_at is not None:
@@ -184,13 +200,19 @@ def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Rando
         wrong = _wrong_user(task, reference, candidates)
         if wrong is not None:
             built["wrong_user"] = (wrong, ())
-        built["refuse_permitted"] = (reference[:goal_at] + reference[goal_at + 1 :], ("I am sorry, I cannot do that.",))
+        built["refuse_permitted"] = (
+            reference[:goal_at] + reference[goal_at + 1 :],
+            ("I am sorry, I cannot do that.",),
+        )
         built["claim_success_without_executing"] = (
             reference[:goal_at] + reference[goal_at + 1 :],
             (f"Done! Your request ({task.goal}) has been completed successfully.",),
         )
     elif _executes_in_agent_world(domain, task, reference):
-        built["execute_despite_false_constraint"] = (reference + [(task.goal, goal_arguments(domain, task))], ())
+        built["execute_despite_false_constraint"] = (
+            reference + [(task.goal, goal_arguments(domain, task))],
+            (),
+        )
     extra = _extra_reads(domain, task, reference)
     if extra is not None:
         built["harmless_extra_reads"] = (extra, ())
@@ -219,7 +241,12 @@ def _wrong_user(task: Task, reference: list[Call], candidates: list[int]) -> lis
         tool, args = reference[index]
         for param, value in args.items():
             for table in task.initial_database.values():
-                if isinstance(table, Mapping) and isinstance(value, str) and value in table and len(table) > 1:
+                if (
+                    isinstance(table, Mapping)
+                    and isinstance(value, str)
+                    and value in table
+                    and len(table) > 1
+                ):
                     other = next(key for key in table if key != value)
                     mutated = list(reference)
                     mutated[index] = (tool, {**args, param: other})
@@ -237,7 +264,11 @@ def _executes_in_agent_world(domain: Domain, task: Task, reference: list[Call]) 
 
 def _extra_reads(domain: Domain, task: Task, reference: list[Call]) -> list[Call] | None:
     """The reference trace with each permitted read repeated right after its first call."""
-    reads = [i for i, (tool, _) in enumerate(reference) if domain.tools[tool].kind is ToolKind.READ and tool != task.goal]
+    reads = [
+        i
+        for i, (tool, _) in enumerate(reference)
+        if domain.tools[tool].kind is ToolKind.READ and tool != task.goal
+    ]
     if not reads:
         return None
     extra = list(reference)

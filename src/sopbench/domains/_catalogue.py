@@ -99,6 +99,22 @@ class Catalogue:
             },
         )
 
+    def linked_call(self, single: Single) -> tuple[str, dict[str, str]] | None:
+        """The tool call that makes constraint ``single`` true, or None when it has no link.
+
+        Its parameters map to variables of ``single``'s namespace: the link's own mapping read
+        through ``single``'s parameters, and every other graph parameter of the tool under its own
+        name. (The one place the link-to-tool parameter mapping is written.)
+        """
+        link = self.links.get(single.name)
+        if link is None:
+            return None
+        caller = single.param_map
+        params = {p: caller.get(v, v) for p, v in link.params or ()}
+        for p in self.graph_params(link.name):
+            params.setdefault(p, p)
+        return link.name, params
+
     def graph_params(self, tool: str) -> tuple[str, ...]:
         """The parameters a tool's graph node binds: its signature minus those users need not know."""
         skip = set(self.params_user_not_needed.get(tool, ()))

@@ -10,9 +10,9 @@ the named quirks of ``QUIRKS`` (see ``sopbench.scoring._protocol`` and docs/prot
 """
 
 from ._api import RunScore, ScoringError, ScoringReport, load_records, score_paths, score_record, score_run
+from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
-from ._engine import clear_memo
 from ._episode import episode_calls, score_episode
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._summary import (
@@ -53,7 +53,7 @@ __all__ = [
     "ScoringError",
     "ScoringReport",
     "Summary",
-    "clear_memo",
+    "cold_caches",
     "compare",
     "episode_calls",
     "leaderboard",

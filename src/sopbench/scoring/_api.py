@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench._io import LoadError, StrPath, collector_paused, read_json
+from sopbench._io import StrPath
 from sopbench.domains import UnknownDomain
-from sopbench.traces import Record, detect_output_format, iter_trajectory_files
-from sopbench.traces._load import FileDecoder
+from sopbench.traces import Record, detect_output_format, iter_trajectory_files, read_trajectory_file
 
 from ._calls import PublishedCrash
 from ._checks import VERDICT_KEYS
@@ -221,7 +220,7 @@ def score_paths(
             on_error(error)
 
     for position, path in enumerate(iter_trajectory_files(paths), start=1):
-        records = _load_file(path, fail)
+        records = read_trajectory_file(path, fail)
         if records is None:
             continue
         report.files += 1
@@ -256,33 +255,4 @@ def score_paths(
 def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[Record]:
     """Every loadable record of one trajectory file (bad records and an unreadable file go to
     ``on_error``, default: raise)."""
-
-    def fail(error: Exception) -> None:
-        if on_error is None:
-            raise error
-        on_error(error)
-
-    return _load_file(Path(path), fail) or []
-
-
-def _load_file(path: Path, fail: ErrorCallback) -> list[Record] | None:
-    """A file's records; bad records are reported and skipped, an unreadable file is reported."""
-    with collector_paused():
-        try:
-            data = read_json(path)
-        except LoadError as error:
-            fail(error)
-            return None
-        if data is None:
-            return []
-        if not isinstance(data, list):
-            fail(LoadError("expected a JSON list of records", file=path))
-            return None
-        records = []
-        decoder = FileDecoder(path, trusted=True)  # the data came from orjson: plain JSON types only
-        for index, entry in enumerate(data):
-            try:
-                records.append(decoder.record(entry, index))
-            except LoadError as error:
-                fail(error)
-    return records
+    return read_trajectory_file(path, on_error) or []

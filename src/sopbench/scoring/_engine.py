@@ -16,14 +16,14 @@ evaluator departs from a sound judgement, and nowhere else):
 from __future__ import annotations
 
 import marshal
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from sopbench.constraints import Sop
-from sopbench.domains import SESSION_BEFORE_CREDENTIALS, StrictSystem, oracle_dependencies
+from sopbench.domains import SESSION_BEFORE_CREDENTIALS, StrictSystem, task_oracle
 from sopbench.evaluation import Judgement, Verdict, compare_databases
 
 from ._calls import ScoredCall, environment_outcomes
@@ -41,7 +41,7 @@ from ._judgements import (
 )
 from ._oracle_replay import replay_on_oracle
 from ._protocol import Protocol
-from ._tables import DomainTables, task_graph
+from ._tables import DomainTables
 
 
 def score_calls(
@@ -128,7 +128,7 @@ def _score(
     if sop is None:
         check = GraphCheck(
             tables,
-            task_graph(task.directed_action_graph),
+            task.directed_action_graph,
             loose=switches.loose_parameter_matching,
             failed_count=switches.failed_prerequisites_count,
             dropped_implications=switches.dropped_innate_implications,
@@ -173,15 +173,14 @@ def _score(
 
 def _oracle(task: Any, tables: DomainTables, facts: _TaskFacts, session_quirk: bool) -> StrictSystem:
     database = facts.fresh_database()
-    return StrictSystem(
+    return task_oracle(
         tables.domain,
-        task.initial_database if database is None else database,
-        task.constraint_parameters,
-        facts.dependencies,
+        task,
         quirks=_SESSION_QUIRK if session_quirk else frozenset(),
+        options=tables.options,
+        database=database,
         copy=database is None,
         atomic=False,
-        options=tables.options,
     )
 
 
@@ -196,7 +195,6 @@ class _TaskFacts:
 
     task: Any
     tables: DomainTables
-    dependencies: Mapping[str, Any]  # the oracle's dependency table
     database_json: bytes | None  # the initial database as JSON, copied by decoding (None: not JSON)
     sop: Sop | None = None  # the sound protocol's SOP, made when first needed
 
@@ -224,8 +222,7 @@ def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
         database_json: bytes | None = orjson.dumps(task.initial_database)
     except TypeError:  # a published quirk left a non-string key, or a foreign type
         database_json = None
-    dependencies = oracle_dependencies(tables.domain.catalogue, task.goal, task.constraints)
-    facts = _TaskFacts(task, tables, dependencies, database_json)
+    facts = _TaskFacts(task, tables, database_json)
     if len(_FACTS) >= _FACTS_LIMIT:
         _FACTS.clear()
     _FACTS[key] = facts
@@ -248,12 +245,6 @@ def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
 # immutable and shared.
 _SCORE_LIMIT = 32768
 _SCORES: dict[tuple[Any, ...], tuple[Any, DomainTables, EpisodeScore]] = {}
-
-
-def clear_memo() -> None:
-    """Forget every kept verdict and task fact (for timing a cold run)."""
-    _SCORES.clear()
-    _FACTS.clear()
 
 
 def _memo_key(

@@ -76,7 +76,7 @@ def replay_on_oracle(
             continue
         try:
             raw = oracle.invoke(
-                name, bind_strict_arguments(tables.domain.name, name, fresh(arguments), copy=False)
+                name, bind_strict_arguments(tables.domain, name, fresh(arguments), copy=False)
             )
         except Exception as exc:  # noqa: BLE001 - the oracle's exception is the finding
             replay.statuses.append(STATUS_ERROR)

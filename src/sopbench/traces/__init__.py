@@ -17,6 +17,7 @@ from ._load import (
     iter_records,
     iter_trajectory_files,
     parse_trajectory_file_name,
+    read_trajectory_file,
     record_from_json,
 )
 from ._model import (
@@ -55,5 +56,6 @@ __all__ = [
     "iter_records",
     "iter_trajectory_files",
     "parse_trajectory_file_name",
+    "read_trajectory_file",
     "record_from_json",
 ]

@@ -32,8 +32,7 @@ from sopbench._io import (
     required,
     show,
 )
-from sopbench.tasks import Task
-from sopbench.tasks._load import parse_task_json
+from sopbench.tasks import Task, parse_task_json
 
 from ._model import (
     PUBLISHED_CHECKS,
@@ -287,20 +286,36 @@ def _error_reporter(keep_going: bool, on_error: ErrorHandler | None) -> ErrorHan
 
 
 def _records_of_file(path: Path, report: ErrorHandler) -> Iterator[Record]:
-    try:
-        with collector_paused():  # the decode only: records are built as the caller asks for them
-            entries = _record_list(read_json(path), path)
-    except LoadError as error:
-        report(error)
-        return
-    decoder = FileDecoder(path, trusted=True)
-    for index, entry in enumerate(entries):
+    yield from read_trajectory_file(path, report) or ()
+
+
+def read_trajectory_file(path: StrPath, on_error: ErrorHandler | None = None) -> list[Record] | None:
+    """Every loadable record of one trajectory file, or None when the file cannot be read.
+
+    Each bad record, and an unreadable file, is passed to ``on_error`` (default: raise) as a
+    ``LoadError`` naming the file and the record; the other records are kept.
+    """
+    path = Path(path)
+
+    def fail(error: LoadError) -> None:
+        if on_error is None:
+            raise error
+        on_error(error)
+
+    with collector_paused():  # decoding and building allocate millions of objects, none cyclic
         try:
-            record = decoder.record(entry, index)
+            entries = _record_list(read_json(path), path)
         except LoadError as error:
-            report(error)
-            continue
-        yield record
+            fail(error)
+            return None
+        records = []
+        decoder = FileDecoder(path, trusted=True)  # the data came from orjson: plain JSON types only
+        for index, entry in enumerate(entries):
+            try:
+                records.append(decoder.record(entry, index))
+            except LoadError as error:
+                fail(error)
+    return records
 
 
 def _record_list(data: Any, path: Path) -> list[Any]:
