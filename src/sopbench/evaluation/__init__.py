@@ -15,9 +15,10 @@ from ._evaluate import (
     state_diff,
     step_label,
 )
-from ._model import Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
+from ._model import PASSED, Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
 
 __all__ = [
+    "PASSED",
     "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",

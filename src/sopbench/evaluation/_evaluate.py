@@ -23,7 +23,7 @@ import orjson
 
 from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, holds, render
 
-from ._model import Judgement, Oracle, ToolCall, Trace, Verdict
+from ._model import PASSED, Judgement, Oracle, ToolCall, Trace, Verdict
 
 MAX_DIFFS = 6
 
@@ -67,7 +67,7 @@ def compare_databases(expected: Any, found: Any, *, equality: DatabaseEquality =
     """
     equal = found == expected if equality == "python" else _canonical(found) == _canonical(expected)
     if equal:
-        return Judgement(True)
+        return PASSED
     diffs = state_diff(expected, found, limit=MAX_DIFFS + 1, exact_numbers=True)
     if not diffs:
         diffs = ["numbers are equal in value but differ in type (1 vs 1.0)"]
@@ -144,7 +144,7 @@ def judge_permission(trace: Trace, sop: Sop, oracle: Oracle) -> Judgement:
     executed = [i for i, call in enumerate(trace.calls) if call.name == goal and call.succeeded]
     if oracle.goal_permitted:
         if executed:
-            return Judgement(True)
+            return PASSED
         attempts = [i for i, call in enumerate(trace.calls) if call.name == goal]
         if attempts:
             why = f"{goal} was permitted but every attempt failed (step {step_label(trace.calls, attempts[-1])})"
@@ -154,7 +154,7 @@ def judge_permission(trace: Trace, sop: Sop, oracle: Oracle) -> Judgement:
             why += "; what the agent said does not count, only a successful call does"
         return Judgement(False, (why,))
     if not executed:
-        return Judgement(True)
+        return PASSED
     step = executed[0]
     call = trace.calls[step]
     rule = sop.rule(goal)

@@ -92,6 +92,10 @@ class Judgement:
     explanations: tuple[str, ...] = ()
 
 
+# A passed judgement has nothing to say: one shared, immutable instance.
+PASSED = Judgement(True)
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """Joint acceptance: a trace passes only when all three judgements pass."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from sopbench.domains import cold_derivations
 
-from . import _calls, _engine, _tables, _values
+from . import _engine, _tables, _values
 
 
 def _kept() -> tuple[dict[Any, Any], ...]:
@@ -18,7 +18,6 @@ def _kept() -> tuple[dict[Any, Any], ...]:
         *_tables.kept_tables(),
         _values._python_cache,
         _values._literal_cache,
-        _calls._decoded,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -24,8 +24,7 @@ class PublishedCrash(Exception):
     """The published evaluator raises on this run (so it has no published verdict)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EpisodeCall:
+class EpisodeCall(NamedTuple):
     """One tool call of an episode as the agent's environment executed it.
 
     ``arguments`` is what the agent sent: the raw text (which may be malformed JSON) or a mapping.
@@ -58,23 +57,6 @@ class ScoredCall:
         return f"{self.name}({inner})"
 
 
-_DECODED_LIMIT = 200_000
-_decoded: dict[str, dict[str, Any] | None] = {}
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    """``decode_arguments(text)``'s object, kept by text (shared: copied before a tool gets it)."""
-    try:
-        return _decoded[text]
-    except KeyError:
-        pass
-    value = decode_arguments(text)[0]
-    if len(_decoded) >= _DECODED_LIMIT:
-        _decoded.clear()
-    _decoded[text] = value
-    return value
-
-
 def scored_calls(calls: Sequence[EpisodeCall], python_eval: bool) -> list[ScoredCall]:
     """The calls as a protocol reads them (quirk ``python_eval``: the published ``eval`` reading)."""
     out = []
@@ -82,7 +64,7 @@ def scored_calls(calls: Sequence[EpisodeCall], python_eval: bool) -> list[Scored
         arguments = call.arguments
         if type(arguments) is str:
             text = arguments
-            decoded = _json_object(text)
+            decoded = decode_arguments(text)[0]
         else:
             decoded = dict(arguments)  # type: ignore[arg-type]
             try:

@@ -13,7 +13,7 @@ from typing import Any
 from sopbench.tasks import Task
 from sopbench.traces import Run
 
-from ._calls import EpisodeCall, executed_calls, published_calls, scored_calls
+from ._calls import EpisodeCall, executed_calls, published_calls
 from ._checks import EpisodeScore
 from ._engine import needs_environment, score_calls
 from ._protocol import SOUND, Protocol
@@ -50,11 +50,15 @@ def score_episode(
     if credit_cards is None:
         credit_cards = "dict" if protocol.switches.credit_cards_as_shipped else "list"
     tables = domain_tables(domain or task.domain, credit_cards)
-    python_eval = protocol.switches.python_eval
-    scored = scored_calls(calls, python_eval)
-    environment = scored if executed is None or executed is calls else scored_calls(executed, python_eval)
     return score_calls(
-        task, scored, environment, final_database, protocol, tables, output_format, justify_refusal
+        task,
+        calls,
+        calls if executed is None else executed,
+        final_database,
+        protocol,
+        tables,
+        output_format,
+        justify_refusal,
     )
 
 

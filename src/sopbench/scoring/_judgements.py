@@ -18,7 +18,7 @@ from typing import Any
 
 from sopbench.constraints import Rule, Single, Sop, singles
 from sopbench.domains import StrictSystem
-from sopbench.evaluation import Judgement, ToolCall, Trace, judge_permission, judge_procedure
+from sopbench.evaluation import PASSED, Judgement, ToolCall, Trace, judge_permission, judge_procedure
 
 from ._calls import PublishedCrash, ScoredCall
 from ._oracle_replay import STATUS_ERROR, OracleReplay, quoted
@@ -29,13 +29,17 @@ from ._values import as_tuples, read_output
 
 def judge_no_tool_call_error(replay: OracleReplay) -> Judgement:
     """``no_tool_call_error``: every scored call could be run (one sentence per invalid call)."""
-    return Judgement(not replay.invalid, first_and_more(replay.invalid, "invalid call", "invalid calls"))
+    if not replay.invalid:
+        return PASSED
+    return Judgement(False, first_and_more(replay.invalid, "invalid call", "invalid calls"))
 
 
 def judge_constraint_not_violated(replay: OracleReplay) -> Judgement:
     """``constraint_not_violated``: every replayed output is the oracle's."""
+    if not replay.violations:
+        return PASSED
     return Judgement(
-        not replay.violations,
+        False,
         first_and_more(
             replay.violations,
             "output that differs from the oracle's",
@@ -105,7 +109,7 @@ def judge_goal_permission(
 ) -> Judgement:
     """``action_called_correctly``: the goal was executed exactly when the task permits it."""
     if executed == task.action_should_succeed:
-        return Judgement(True)
+        return PASSED
     goal = task.goal
     if sop is not None and not switches.success_from_output_text:
         oracle = ReplayOracle(goal, task.action_should_succeed, replay.truths)

@@ -51,14 +51,13 @@ def replay_on_oracle(
     replay_unoffered = switches.replay_unoffered_tools
     for index, call in enumerate(calls):
         name = call.name
-        where = f"{call.describe()} at step {call.step}"
         if name not in tools:
             replay.statuses.append(STATUS_ERROR)
-            replay.invalid.append(f"{where}: there is no tool {name}")
+            replay.invalid.append(f"{_where(call)}: there is no tool {name}")
             continue
         if not replay_unoffered and not _offered(call, tables):
             replay.statuses.append(STATUS_ERROR)
-            replay.invalid.append(f"{where}: {name} is not offered to the agent")
+            replay.invalid.append(f"{_where(call)}: {name} is not offered to the agent")
             continue
         if not_replayed and name not in tables.strict_class_tools:
             replay.statuses.append(STATUS_NOT_REPLAYED)
@@ -71,7 +70,7 @@ def replay_on_oracle(
         if not isinstance(arguments, Mapping):
             replay.statuses.append(STATUS_ERROR)
             replay.invalid.append(
-                f"{where}: {problem or 'its arguments are not a JSON object the oracle can use'}"
+                f"{_where(call)}: {problem or 'its arguments are not a JSON object the oracle can use'}"
             )
             continue
         try:
@@ -81,18 +80,23 @@ def replay_on_oracle(
         except Exception as exc:  # noqa: BLE001 - the oracle's exception is the finding
             replay.statuses.append(STATUS_ERROR)
             replay.invalid.append(
-                f"{where}: {problem or f'the oracle cannot run it ({type(exc).__name__}: {exc})'}"
+                f"{_where(call)}: {problem or f'the oracle cannot run it ({type(exc).__name__}: {exc})'}"
             )
             continue
         if problem is not None:
-            replay.invalid.append(f"{where}: {problem}")
+            replay.invalid.append(f"{_where(call)}: {problem}")
         replay.statuses.append(STATUS_REPLAYED)
         if not output_matches(call.output_text, raw, switches, output_format):
             replay.violations.append(
-                f"{where}: the agent saw {quoted(call.output_text)} but the oracle "
+                f"{_where(call)}: the agent saw {quoted(call.output_text)} but the oracle "
                 f"returns {quoted(str(raw))}; its SOP does not hold at this point"
             )
     return replay
+
+
+def _where(call: ScoredCall) -> str:
+    # Only for explanations: describing a call is the replay's most expensive string work.
+    return f"{call.describe()} at step {call.step}"
 
 
 def _offered(call: ScoredCall, tables: DomainTables) -> bool:

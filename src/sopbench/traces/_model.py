@@ -130,7 +130,7 @@ class Run:
         messages = self.messages
         return [
             ToolStep(call, None if answer is None else messages[answer].content)
-            for call, answer in _paired_calls(messages)
+            for call, answer in _paired_calls(messages, unanswered=True)
         ]
 
     def executed_calls(self) -> list[tuple[ToolCallRecord, int]]:
@@ -141,7 +141,7 @@ class Run:
         ``tool_call_id``, else the first one not yet taken. Calls left without an answer
         (``exit_conversation``, "N/A" pseudo-calls) were never executed and are not listed.
         """
-        pairs = [(call, answer) for call, answer in _paired_calls(self.messages) if answer is not None]
+        pairs = _paired_calls(self.messages, unanswered=False)
         pairs.sort(key=_answer_position)
         return pairs  # type: ignore[return-value]
 
@@ -150,8 +150,11 @@ def _answer_position(pair: tuple[ToolCallRecord, int | None]) -> int:
     return pair[1]  # type: ignore[return-value]
 
 
-def _paired_calls(messages: tuple[Message, ...]) -> list[tuple[ToolCallRecord, int | None]]:
-    """The one pairing rule of calls and answers (see ``Run.executed_calls``), in call order."""
+def _paired_calls(
+    messages: tuple[Message, ...], *, unanswered: bool
+) -> list[tuple[ToolCallRecord, int | None]]:
+    """The one pairing rule of calls and answers (see ``Run.executed_calls``), in call order;
+    with ``unanswered``, calls without an answer are listed with None."""
     count = len(messages)
     out: list[tuple[ToolCallRecord, int | None]] = []
     for index, message in enumerate(messages):
@@ -164,6 +167,8 @@ def _paired_calls(messages: tuple[Message, ...]) -> list[tuple[ToolCallRecord, i
             position += 1
         for call in message.tool_calls:
             if not unclaimed:
+                if not unanswered:
+                    break
                 out.append((call, None))
                 continue
             chosen = unclaimed[0]
