@@ -161,7 +161,7 @@ def replay_run(
             outputs.append(text)
             recorded.append(answers.get(id(call)))
     return RunReplay(
-        source=record.file.name if record.file else "",
+        source=record.source,
         domain=record.domain,
         record=record.index,
         run=run.index,

@@ -9,11 +9,19 @@
 the named quirks of ``QUIRKS`` (see ``sopbench.scoring._protocol`` and docs/protocols.md).
 """
 
-from ._api import RunScore, ScoringError, ScoringReport, load_records, score_paths, score_record, score_run
+from ._api import (
+    RunScore,
+    ScoringError,
+    ScoringReport,
+    load_records,
+    score_paths,
+    score_record,
+    score_run,
+)
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
-from ._episode import episode_calls, score_episode
+from ._episode import UnknownGoal, episode_calls, score_episode
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._summary import (
     ALL_DOMAINS,
@@ -53,6 +61,7 @@ __all__ = [
     "ScoringError",
     "ScoringReport",
     "Summary",
+    "UnknownGoal",
     "cold_caches",
     "compare",
     "episode_calls",

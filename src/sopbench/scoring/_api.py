@@ -13,7 +13,7 @@ from sopbench.traces import Record, detect_output_format, iter_trajectory_files,
 
 from ._calls import PublishedCrash
 from ._checks import VERDICT_KEYS
-from ._episode import episode_calls, score_episode
+from ._episode import UnknownGoal, episode_calls, score_episode
 from ._protocol import SOUND, Protocol
 
 __all__ = [
@@ -31,13 +31,20 @@ class ScoringError(Exception):
     """A run that cannot be scored, located by file, record and run."""
 
     def __init__(
-        self, message: str, *, source: str | None = None, record: int | None = None, run: int | None = None
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        record: int | None = None,
+        run: int | None = None,
+        whole_record: bool = False,
     ):
         super().__init__(message)
         self.message = message
         self.source = source
         self.record = record
         self.run = run
+        self.whole_record = whole_record  # no run of the record can be scored
 
     def __str__(self) -> str:
         parts = [p for p in (self.source, _label("record", self.record), _label("run", self.run)) if p]
@@ -52,7 +59,9 @@ def _label(what: str, value: int | None) -> str | None:
 class RunScore:
     """The verdict on one run under one protocol."""
 
-    source: str  # the trajectory file's name without folders ("" for a record not read from a file)
+    source: (
+        str  # the trajectory file's path as given (``Record.source``; "" for a record not read from a file)
+    )
     domain: str
     record: int  # index of the record in its file
     run: int  # index of the run in the record's interactions
@@ -100,7 +109,7 @@ def score_run(
     overrides the bank card reading that the ``credit_cards_as_shipped`` quirk implies.
     ``justify_refusal`` also computes ``justified_refusal`` for tasks that must be refused.
     """
-    source = record.file.name if record.file is not None else ""
+    source = record.source
     if not 0 <= run_index < len(record.runs):
         raise ScoringError(
             f"no run {run_index} (the record has {len(record.runs)})",
@@ -125,6 +134,14 @@ def score_run(
         )
     except UnknownDomain as exc:
         raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
+    except UnknownGoal as exc:
+        runs = len(record.runs)
+        raise ScoringError(
+            f"{exc} (its {runs} run{'s' if runs != 1 else ''} cannot be scored)",
+            source=source,
+            record=record.index,
+            whole_record=True,
+        ) from None
     except PublishedCrash as exc:
         raise ScoringError(
             f"the published evaluator fails on this run: {exc}",
@@ -229,11 +246,11 @@ def score_paths(
         for record in records:
             report.records += 1
             if not record.runs:
-                report.records_without_runs.append((path.name, record.index))
+                report.records_without_runs.append((record.source, record.index))
                 continue
             indexes = range(1) if runs == "first" else range(len(record.runs))
+            report.runs += len(indexes)
             for run_index in indexes:
-                report.runs += 1
                 try:
                     score = score_run(
                         record,
@@ -245,6 +262,8 @@ def score_paths(
                     )
                 except ScoringError as error:
                     fail(error)
+                    if error.whole_record:
+                        break
                     continue
                 report.scored += 1
                 yield score

@@ -20,6 +20,10 @@ from ._protocol import SOUND, Protocol
 from ._tables import domain_tables
 
 
+class UnknownGoal(ValueError):
+    """The task's goal is not a tool of its domain: no episode of it can be scored."""
+
+
 def score_episode(
     task: Task,
     calls: Sequence[EpisodeCall],
@@ -43,13 +47,16 @@ def score_episode(
     ``credit_cards_as_shipped`` quirk implies; ``justify_refusal`` also decides
     ``justified_refusal`` for tasks that must be refused.
 
-    Raises ``KeyError`` for an unknown domain and ``PublishedCrash`` where the published
+    Raises ``KeyError`` for an unknown domain, ``UnknownGoal`` when the task's goal is not one
+    of its tools, and ``PublishedCrash`` where the published
     evaluator failed; a malformed call (unknown tool, arguments that are not JSON) is a finding
     of the verdict, never an exception.
     """
     if credit_cards is None:
         credit_cards = "dict" if protocol.switches.credit_cards_as_shipped else "list"
     tables = domain_tables(domain or task.domain, credit_cards)
+    if task.goal not in tables.domain.tools:
+        raise UnknownGoal(f"user_goal {task.goal!r} is not a tool of domain {tables.domain.name}")
     return score_calls(
         task,
         calls,

@@ -8,6 +8,7 @@ is reported and skipped.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
@@ -88,7 +89,18 @@ def iter_trajectory_files(paths: StrPath | Iterable[StrPath]) -> Iterator[Path]:
 
 
 def _files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.name.endswith(TRAJECTORY_SUFFIXES) and p.is_file())
+    """The trajectory files below ``folder``; a folder that cannot be listed is listed itself, so
+    that reading it reports the problem (never skipped without a word)."""
+    found: list[Path] = []
+    unreadable: list[Path] = []
+
+    def failed(error: OSError) -> None:
+        unreadable.append(Path(error.filename) if error.filename else folder)
+
+    for root, _dirs, names in os.walk(folder, onerror=failed, followlinks=True):
+        base = Path(root)
+        found.extend(base / name for name in names if name.endswith(TRAJECTORY_SUFFIXES))
+    return sorted([p for p in found if p.is_file()] + unreadable)
 
 
 def parse_trajectory_file_name(path: StrPath) -> TrajectoryFile:

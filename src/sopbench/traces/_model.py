@@ -240,3 +240,10 @@ class Record:
     # Non-fatal findings, e.g. tool arguments that are not JSON (kept on the calls, reported here).
     problems: tuple[LoadError, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        """Where the record was read from: its file's path as the caller gave it (the folder
+        argument joined with the path below it), so equal file names in two folders stay apart;
+        "" for a record not read from a file."""
+        return self.file.as_posix() if self.file is not None else ""
