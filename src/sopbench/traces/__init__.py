@@ -9,14 +9,12 @@
 
 from sopbench._io import LoadError
 
+from ._files import iter_trajectory_files, parse_trajectory_file_name
 from ._load import (
     ErrorHandler,
-    decode_arguments,
     detect_output_format,
     is_tuple_output,
     iter_records,
-    iter_trajectory_files,
-    parse_trajectory_file_name,
     read_trajectory_file,
     record_from_json,
 )
@@ -34,6 +32,7 @@ from ._model import (
     TrajectoryFile,
     VerdictLayout,
 )
+from ._parse import decode_arguments
 
 __all__ = [
     "PUBLISHED_CHECKS",
