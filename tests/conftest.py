@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from sopbench.tasks import Task, load_tasks
+from sopbench.traces import PUBLISHED_CHECKS
 
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
@@ -150,20 +151,7 @@ def _synthetic_verdict() -> dict:
         "num_messages": 5,
         "num_function_calls": 2,
     }
-    verdict.update(
-        dict.fromkeys(
-            [
-                "no_tool_call_error",
-                "constraint_not_violated",
-                "database_match",
-                "action_successfully_called",
-                "dirgraph_satisfied",
-                "action_called_correctly",
-                "success",
-            ],
-            True,
-        )
-    )
+    verdict.update(dict.fromkeys(PUBLISHED_CHECKS, True))
     return verdict
 
 
