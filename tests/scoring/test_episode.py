@@ -157,6 +157,7 @@ def test_a_recorded_run_scores_as_the_same_live_episode(protocol: Protocol, skip
     live = score_episode(task, calls, database, protocol)
     assert recorded.verdict == live.verdict_fields()
     assert recorded.explanations == live.explanations
+    assert recorded.episode is not None and recorded.episode.verdict == live.verdict
 
 
 def _task_json(task: Any) -> dict[str, Any]:

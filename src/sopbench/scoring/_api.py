@@ -12,7 +12,7 @@ from sopbench.domains import UnknownDomain
 from sopbench.traces import Record, detect_output_format, iter_trajectory_files, read_trajectory_file
 
 from ._calls import PublishedCrash
-from ._checks import VERDICT_KEYS
+from ._checks import VERDICT_KEYS, EpisodeScore
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._protocol import SOUND, Protocol
 
@@ -71,6 +71,9 @@ class RunScore:
     justified_refusal: bool | None  # None: not asked for, or the task must succeed
     should_succeed: bool
     goal: str
+    # The verdict as score_episode made it (an evaluation.Verdict inside); ``verdict`` above is its
+    # ``verdict_fields()``. None for scores not made by scoring a run (the refuse-all baseline).
+    episode: EpisodeScore | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -171,6 +174,7 @@ def score_run(
         justified_refusal=score.justified_refusal,
         should_succeed=record.task.action_should_succeed,
         goal=record.task.goal,
+        episode=score,
     )
 
 
