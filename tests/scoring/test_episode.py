@@ -25,19 +25,9 @@ from sopbench.scoring import (
 from sopbench.tasks import task_from_json
 from sopbench.traces import record_from_json
 
+# Only what logging in and reading a balance touch.
 DATABASE: dict[str, Any] = {
-    "accounts": {
-        "alice": {
-            "identification": "pw",
-            "admin_password": "adm",
-            "balance": 1000.0,
-            "owed_balance": 0.0,
-            "credit_score": 700,
-            "safety_box": "",
-            "credit_cards": [],
-        }
-    },
-    "foreign_exchange": {"EUR": 0.9},
+    "accounts": {"alice": {"identification": "pw", "balance": 1000.0, "credit_cards": []}},
     "interaction_time": "2024-10-10T10:00:00",
 }
 LOGIN = ["single", "logged_in_user", {"username": "username"}]

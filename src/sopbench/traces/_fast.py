@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ._model import (
@@ -77,13 +78,21 @@ def fast_run(data: Any, index: int, flagged: list[bool]) -> Run | None:
     database = data.get("database")
     if type(messages) is not list or type(prompt) is not str or type(database) is not dict:
         return None
-    parsed = []
-    for message in messages:
-        built = _fast_message(message, flagged)
+    parsed = _every_one(messages, _fast_message, flagged)
+    return None if parsed is None else Run(index, prompt, parsed, database)
+
+
+def _every_one(
+    items: list[Any], build: Callable[[Any, list[bool]], Any], flagged: list[bool]
+) -> tuple[Any, ...] | None:
+    """``build`` of every item, or None as soon as one is not built (the validating parser then decides)."""
+    out = []
+    for item in items:
+        built = build(item, flagged)
         if built is None:
             return None
-        parsed.append(built)
-    return Run(index, prompt, tuple(parsed), database)
+        out.append(built)
+    return tuple(out)
 
 
 def _fast_message(obj: Any, flagged: list[bool]) -> Message | None:
@@ -109,13 +118,10 @@ def _fast_message(obj: Any, flagged: list[bool]) -> Message | None:
         if type(calls) is not list:
             return None
         if calls:
-            built = []
-            for call in calls:
-                record = _fast_call(call, flagged)
-                if record is None:
-                    return None
-                built.append(record)
-            tool_calls = tuple(built)
+            built = _every_one(calls, _fast_call, flagged)
+            if built is None:
+                return None
+            tool_calls = built
     extra = {key: value for key, value in obj.items() if value is not None and key not in CHAT_MESSAGE_FIELDS}
     return _message(sender, content, tool_calls, None, None, extra)
 
