@@ -132,7 +132,9 @@ def _score(
     equality = "python" if switches.python_equality_database else "canonical"
     database = compare_databases(oracle.db, final_database, equality=equality)
     executed_goal = goal_executed(task, calls, replay.statuses, succeeded, tables, switches)
-    permission = judge_goal_permission(task, calls, succeeded, executed_goal, sop, replay, switches)
+    permission = judge_goal_permission(
+        task, calls, succeeded, executed_goal, sop or facts.sound_sop(), replay, switches
+    )
     if sop is None:
         check = GraphCheck(
             tables,

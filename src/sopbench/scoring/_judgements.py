@@ -103,19 +103,22 @@ def judge_goal_permission(
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     executed: bool,
-    sop: Sop | None,
+    sop: Sop,
     replay: OracleReplay,
     switches: QuirkSwitches,
 ) -> Judgement:
-    """``action_called_correctly``: the goal was executed exactly when the task permits it."""
+    """``action_called_correctly``: the goal was executed exactly when the task permits it.
+
+    Read soundly (a goal call that succeeded in the agent's environment), this is the core's
+    ``evaluation.judge_permission``; under quirk ``success_from_output_text`` the published reading
+    of ``executed`` is judged here.
+    """
     if executed == task.action_should_succeed:
         return PASSED
     goal = task.goal
-    if sop is not None and not switches.success_from_output_text:
+    if not switches.success_from_output_text:
         oracle = ReplayOracle(goal, task.action_should_succeed, replay.truths)
-        judgement = judge_permission(trace_of(calls, succeeded)[0], sop, oracle)
-        if judgement.explanations:
-            return Judgement(False, judgement.explanations[:1])
+        return judge_permission(trace_of(calls, succeeded)[0], sop, oracle)
     attempts = [call for call in calls if call.name == goal]
     if executed:
         why = f"{goal} was executed although it must be refused (the task's SOP does not hold)"
