@@ -181,3 +181,11 @@ def test_an_unknown_domain_is_a_key_error_naming_the_known_ones() -> None:
     task = bank_task()
     with pytest.raises(KeyError, match="known: .*bank"):
         score_episode(task, [], DATABASE, domain="no_such_domain")
+
+
+def test_steps_need_not_be_unique_for_a_live_episode() -> None:
+    # Each call is judged by its own outcome even when a runner labels two calls alike.
+    task = bank_task()
+    calls, database = live_episode(task, [LOGIN_CALL, BALANCE_CALL])
+    same_step = [call._replace(step=5) for call in calls]
+    assert score_episode(task, same_step, database).passed

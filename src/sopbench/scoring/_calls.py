@@ -77,7 +77,9 @@ def scored_calls(calls: Sequence[EpisodeCall], python_eval: bool) -> list[Scored
                 call.name,
                 read_arguments(text, decoded, python_eval),
                 decoded,
-                call.output,
+                call.output
+                if type(call.output) is str
+                else ("" if call.output is None else str(call.output)),
                 text,
             )
         )
@@ -131,8 +133,8 @@ def _first_published_call(tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecor
 # ---- the agent's environment -----------------------------------------------------------------------
 def environment_outcomes(
     executed: Sequence[ScoredCall], tables: DomainTables, task: Any, database: dict[str, Any] | None
-) -> dict[int, bool]:
-    """Replays what the agent's environment executed: step -> whether that call succeeded.
+) -> list[bool]:
+    """Replays what the agent's environment executed: whether each call succeeded, in order.
 
     Calls are run in order on a fresh lenient system, with the JSON arguments the agent sent; a
     call answered "not found" was not executed. ``database`` is a private copy of the task's
@@ -148,17 +150,17 @@ def environment_outcomes(
         options=tables.options,
     )
     tools = domain.tools
-    outcomes: dict[int, bool] = {}
+    outcomes: list[bool] = []
     for call in executed:
         name = call.name
         if name not in tools or call.json_arguments is None or call.output_text == tool_not_found_text(name):
-            outcomes[call.step] = False
+            outcomes.append(False)
             continue
         # What ``system.execute(name, arguments, offered_only=False).ok`` says, without the copies
         # execute makes of the arguments (already fresh) and of the result (only its success is read).
         try:
-            outcomes[call.step] = succeeded(system.invoke(name, fresh(call.json_arguments)))
+            outcomes.append(succeeded(system.invoke(name, fresh(call.json_arguments))))
         except Exception:  # noqa: BLE001 - as execute: a failing call is an unsuccessful one
-            outcomes[call.step] = False
+            outcomes.append(False)
     system.close()
     return outcomes

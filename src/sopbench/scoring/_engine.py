@@ -119,10 +119,15 @@ def _score(
 ) -> EpisodeScore:
     switches = protocol.switches
     facts = _task_facts(task, tables)
-    environment = (
-        environment_outcomes(executed, tables, task, facts.fresh_database()) if replay_environment else {}
-    )
-    succeeded = [environment.get(call.step, False) for call in calls]
+    if not replay_environment:
+        succeeded = [False] * len(calls)
+    else:
+        outcomes = environment_outcomes(executed, tables, task, facts.fresh_database())
+        if executed is calls:
+            succeeded = outcomes
+        else:  # a selection of the executed calls: each takes the outcome of the call with its step
+            by_step = dict(zip((call.step for call in executed), outcomes, strict=True))
+            succeeded = [by_step.get(call.step, False) for call in calls]
     sop = None if switches.graph_check else facts.sound_sop()
     oracle = _oracle(task, tables, facts, switches.session_before_credentials)
     replay = replay_on_oracle(calls, oracle, tables, switches, output_format, sop)
