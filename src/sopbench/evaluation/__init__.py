@@ -13,7 +13,6 @@ from ._evaluate import (
     judge_permission,
     judge_procedure,
     state_diff,
-    step_label,
 )
 from ._model import PASSED, Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
 
@@ -35,5 +34,4 @@ __all__ = [
     "judge_permission",
     "judge_procedure",
     "state_diff",
-    "step_label",
 ]
