@@ -20,6 +20,7 @@ counts say how many of each kind were.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,9 +36,8 @@ from sopbench.domains import (
     innate_implications,
     task_oracle,
 )
-from sopbench.scoring import SOUND, Protocol, score_run
+from sopbench.scoring import SOUND, EpisodeCall, Protocol, score_episode
 from sopbench.tasks import Task
-from sopbench.traces import Message, Record, Run, Setup, ToolCallRecord
 
 Call = tuple[str, dict[str, Any]]
 
@@ -277,24 +277,16 @@ def _extra_reads(domain: Domain, task: Task, reference: list[Call]) -> list[Call
     return extra
 
 
-def run_calls(domain: Domain, task: Task, calls: list[Call], messages: tuple[str, ...] = ()) -> Record:
-    """A recorded run (in the published layout) of an agent making ``calls`` on the lenient system."""
+def play(domain: Domain, task: Task, calls: list[Call]) -> tuple[list[EpisodeCall], dict[str, Any]]:
+    """A live episode of an agent making ``calls`` on the lenient system: the calls with the
+    outputs it was shown (steps numbered as in a conversation: user message, then a call and its
+    output per turn) and the final database. What the agent says besides does not count."""
     system = LenientSystem(domain, task.initial_database, task.constraint_parameters)
-    sender = f"{domain.name.replace('_', ' ')} assistant"
-    history: list[Message] = [Message("user", task.user_prompt)]
+    episode = []
     for number, (tool, args) in enumerate(calls):
-        call_id = f"call_{number}"
-        import json
-
-        text = json.dumps(args)
-        history.append(Message(sender, None, (ToolCallRecord(call_id, tool, text, args),)))
         outcome = system.execute(tool, args)
-        history.append(Message(None, outcome.content("value"), tool_call_id=call_id, tool_name=tool))
-    for text in messages:
-        history.append(Message(sender, text))
-    history.append(Message(sender, None, (ToolCallRecord("exit", "exit_conversation", "{}", {}),)))
-    run = Run(0, "", tuple(history), system.db)
-    return Record(None, task.index or 0, domain.name, Setup(tool_list="full"), task, (run,), (), None)
+        episode.append(EpisodeCall(tool, json.dumps(args), outcome.content("value"), 2 * number + 2))
+    return episode, system.db
 
 
 def diagnose_tasks(
@@ -317,7 +309,7 @@ def diagnose_tasks(
             continue
         skipped: list[str] = []
         reference = reference_calls(domain, task, skipped)
-        first = score_run(run_calls(domain, task, reference), 0, protocol)
+        first = score_episode(task, *play(domain, task, reference), protocol)
         if not first.passed and skipped:
             # No agent can pass this task: a helper it needs cannot be called with what the user
             # knows. A defect of the task, not of the evaluator: reported, not counted as a surprise.
@@ -325,7 +317,7 @@ def diagnose_tasks(
             diagnosis.unverifiable.append(f"{where}: cannot call {cannot}; {'; '.join(first.explanations)}")
             continue
         fixtures = {"reference": (reference, ()), **mutants(domain, task, reference, rng)}
-        for kind, (calls, messages) in fixtures.items():
-            score = score_run(run_calls(domain, task, calls, messages), 0, protocol)
+        for kind, (calls, _messages) in fixtures.items():
+            score = score_episode(task, *play(domain, task, calls), protocol)
             diagnosis.add(kind, score.passed, where, score.explanations)
     return diagnosis
