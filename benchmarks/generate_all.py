@@ -18,9 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from sopbench.domains import PUBLISHED_DOMAINS, get_domain
+from sopbench.domains import PUBLISHED_DOMAINS, get_domain, run_reference_path
 from sopbench.generation import compare, generate_domain
-from sopbench.generation._domain_access import run_reference_path
 from sopbench.tasks import load_tasks, task_from_json
 
 

@@ -21,8 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from sopbench.domains import get_domain
-from sopbench.generation._domain_access import goal_arguments, required_actions
+from sopbench.domains import get_domain, goal_arguments, required_actions
 from sopbench.tasks import task_from_json
 
 

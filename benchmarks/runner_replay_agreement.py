@@ -23,9 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from sopbench.agents import NoUser, Replay
-from sopbench.runner import Limits, episode_setup, run_episode
-from sopbench.runner._scoring_access import score_episode
-from sopbench.runner._setup import published_offer
+from sopbench.runner import Limits, episode_setup, published_offer, run_episode, score_finished_episode
 from sopbench.scoring import SOUND, ScoringError, load_records, score_run
 from sopbench.traces import detect_output_format, iter_trajectory_files
 
@@ -62,7 +60,7 @@ async def replay_file(path: Path, counts: Counter, differences: list[str], misal
                 counts["infra_error"] += 1
                 differences.append(f"{path.name} record {record.index} run {index}: {result.reason}")
                 continue
-            ours = score_episode(
+            ours = score_finished_episode(
                 record.task, result.messages, result.final_database, tool_list=tool_list
             ).sound
             recorded_calls = [

@@ -42,13 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sopbench.domains import _derive, domain_names, get_domain
-from sopbench.domains._derive import default_dependencies
-from sopbench.domains._graph import action_graph
-from sopbench.scoring import SOPBENCH, SOUND, _engine, _tables, _values, load_records, score_run
-from sopbench.scoring._calls import published_calls
-from sopbench.scoring._tables import expanded_innate
-from sopbench.traces import detect_output_format, iter_trajectory_files
+from sopbench.domains import action_graph, default_dependencies, domain_names, expanded_innate, get_domain
+from sopbench.scoring import SOPBENCH, SOUND, cold_caches, episode_calls, load_records, score_run
+from sopbench.traces import decode_arguments, detect_output_format, iter_trajectory_files
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench" / "trajectories"
 PUBLISHED_MS_PER_RUN = 8.5  # the original evaluator on a 2-core machine (../shared/sopbench/README.md)
@@ -61,14 +57,9 @@ def baseline_score(record, run_index: int, output_format: str) -> None:
     task graph; per scored call of a tool outside the task graph it derived the default tables again
     and built that tool's action graph; per passing call with an innate check it expanded that check.
     Then the verdict itself (here: the compat protocol with every cache emptied and the domain
-    tables derived anew; the tables the scorer keeps are left alone).
+    tables derived anew; ``cold_caches`` puts the scorer's own caches back afterwards).
     """
-    _tables._GRAPHS.clear()
-    _derive._DEFAULTS_CACHE.clear()
-    _values._python_cache.clear()
-    _engine._OUTCOMES.clear()  # the published evaluator judged every trajectory afresh
-    _engine._FACTS.clear()  # ... and derived the oracle's table for it
-    tables = _tables.domain_tables.__wrapped__(record.domain, "dict")  # compat reads cards as shipped
+    # The caller has emptied every cache (``cold_caches``): tables and verdicts are derived anew.
     domain = get_domain(record.domain)
     catalogue = domain.catalogue
     task = record.task
@@ -76,15 +67,18 @@ def baseline_score(record, run_index: int, output_format: str) -> None:
     copy.deepcopy(task.initial_database)
     copy.deepcopy(task.directed_action_graph)
     in_task_graph = task.directed_action_graph.function_names()
-    for call in published_calls(record.runs[run_index], python_eval=True):
+    calls, _executed = episode_calls(record.runs[run_index], SOPBENCH)
+    for call in calls:
         if call.name not in domain.tools:
             continue
-        copy.deepcopy(call.arguments)
+        copy.deepcopy(
+            decode_arguments(call.arguments)[0] if isinstance(call.arguments, str) else call.arguments
+        )
         if call.name not in in_task_graph:
             defaults = default_dependencies(catalogue, "full", expanded=False)
             action_graph(catalogue, call.name, defaults.get(call.name), defaults)
-        expanded_innate(domain, call.name)
-    _engine.score_record_run(record, run_index, SOPBENCH, tables, output_format)
+        expanded_innate(catalogue, call.name)
+    score_run(record, run_index, SOPBENCH, output_format=output_format)
 
 
 class OriginalEvaluator:
@@ -152,25 +146,6 @@ def _python_or_text(text: Any) -> Any:
         return text
 
 
-class KeptCaches:
-    """What the scorer keeps across files, saved before the baseline empties it and put back after."""
-
-    def __init__(self) -> None:
-        self.caches = (
-            _tables._GRAPHS,
-            _derive._DEFAULTS_CACHE,
-            _values._python_cache,
-            _engine._OUTCOMES,
-            _engine._FACTS,
-        )
-        self.saved = [dict(cache) for cache in self.caches]
-
-    def restore(self) -> None:
-        for cache, saved in zip(self.caches, self.saved, strict=True):
-            cache.clear()
-            cache.update(saved)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default=str(DEFAULT_DIR))
@@ -211,13 +186,13 @@ def main() -> None:
             else:
                 sound_s += elapsed
         sample = pairs[:: args.baseline_every]
-        kept = KeptCaches()
-        start = time.perf_counter()
-        for record, index in sample:
-            baseline_score(record, index, fmt)
-        baseline_s += time.perf_counter() - start
+        with cold_caches() as forget:
+            start = time.perf_counter()
+            for record, index in sample:
+                forget()  # the published evaluator judged every trajectory afresh
+                baseline_score(record, index, fmt)
+            baseline_s += time.perf_counter() - start
         baseline_runs += len(sample)
-        kept.restore()
         if original is not None:
             raw = original.load(path)
             for position in range(0, len(pairs), args.baseline_every):

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from sopbench.tasks import Task, load_tasks
+from sopbench.traces import PUBLISHED_CHECKS
 
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 PUBLISHED_DATA_DIR = SHARED_DIR / "sopbench"
@@ -99,13 +100,13 @@ def _synthetic_task() -> dict:
         "user_prompt": "Hi, what is my balance? I am alice, password pw.",
         "directed_action_graph": {
             "nodes": [
-                ["get_balance", {"username": "username"}],
+                ["get_account_balance", {"username": "username"}],
                 "and",
                 ["login_user", {"username": "username"}],
             ],
             "connections": [[0, 1], [1, 2]],
         },
-        "user_goal": "get_balance",
+        "user_goal": "get_account_balance",
     }
 
 
@@ -128,9 +129,9 @@ def _synthetic_run() -> dict:
             {
                 "content": None,
                 "sender": "bank assistant",
-                "tool_calls": [call("c2", "get_balance", '{"username": "alice"}')],
+                "tool_calls": [call("c2", "get_account_balance", '{"username": "alice"}')],
             },
-            {"tool_call_id": "c2", "tool_name": "get_balance", "content": "(True, 10.0)"},
+            {"tool_call_id": "c2", "tool_name": "get_account_balance", "content": "(True, 10.0)"},
             {"content": "Your balance is 10.0.", "sender": "bank assistant", "tool_calls": None},
             {"content": "Thanks!", "sender": "user", "tool_calls": []},
             {
@@ -145,25 +146,12 @@ def _synthetic_run() -> dict:
 
 def _synthetic_verdict() -> dict:
     verdict = {
-        "user_goal": "get_balance",
+        "user_goal": "get_account_balance",
         "action_should_succeed": 1,
         "num_messages": 5,
         "num_function_calls": 2,
     }
-    verdict.update(
-        dict.fromkeys(
-            [
-                "no_tool_call_error",
-                "constraint_not_violated",
-                "database_match",
-                "action_successfully_called",
-                "dirgraph_satisfied",
-                "action_called_correctly",
-                "success",
-            ],
-            True,
-        )
-    )
+    verdict.update(dict.fromkeys(PUBLISHED_CHECKS, True))
     return verdict
 
 

@@ -75,7 +75,7 @@ def test_replay_cli_writes_one_line_per_run_with_the_published_fields(trajectory
     assert len(lines) == 1
     line = lines[0]
     assert {"source", "domain", "record", "run", "tool_outputs", "final_database", "errors"} <= set(line)
-    assert line["source"] == trajectory_file.name and line["record"] == 0 and line["run"] == 0
+    assert line["source"] == trajectory_file.as_posix() and line["record"] == 0 and line["run"] == 0
     summary = json.loads(result.stdout[result.stdout.index("{"):])
     assert summary["domains"][0]["tool_outputs_matching"] == 3
 

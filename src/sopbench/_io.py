@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import os
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import orjson
+
+from sopbench.constraints import clip
 
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
     from isal import igzip as _gzip
@@ -102,15 +105,25 @@ def display_path(path: Path) -> str:
 
 def read_bytes(path: StrPath) -> bytes:
     """The file's bytes, gunzipped when they start with the gzip magic (whatever the file is called)."""
-    path = Path(path)
+    return _read(Path(path))[0]
+
+
+def _read(path: Path) -> tuple[bytes, bool]:
+    """The file's bytes (gunzipped when they start with the gzip magic) and whether they were gzip."""
     try:
         data = path.read_bytes()
+    except IsADirectoryError:
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            raise LoadError(f"cannot read folder ({exc.strerror or exc})", file=path) from None
+        raise LoadError("is a folder, not a file", file=path) from None
     except OSError as exc:
         raise LoadError(f"cannot read file ({exc.strerror or exc})", file=path) from None
     if data[:2] != GZIP_MAGIC:
-        return data
+        return data, False
     try:
-        return _gunzip(data)
+        return _gunzip(data), True
     except _GZIP_ERRORS as exc:  # BadGzipFile is an OSError; truncation is EOFError
         raise LoadError(f"truncated or corrupt gzip data ({exc})", file=path) from None
 
@@ -155,11 +168,20 @@ def collector_paused() -> Iterator[None]:
 
 
 def read_json(path: StrPath) -> Any:
-    """Decode a plain or gzip-compressed JSON file."""
-    data = read_bytes(path)
+    """Decode a plain or gzip-compressed JSON file.
+
+    A file named ``.gz`` that holds plain JSON is read; one that is neither gzip nor JSON is
+    reported as not gzip (rather than as invalid JSON).
+    """
+    path = Path(path)
+    data, was_gzip = _read(path)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        if not was_gzip and path.name.endswith(".gz"):
+            raise LoadError(
+                "not gzip data (the name ends in .gz, the content is neither gzip nor JSON)", file=path
+            ) from None
         raise LoadError(f"invalid JSON ({exc})", file=path) from None
 
 
@@ -251,5 +273,4 @@ def expect_str_map(value: Any, field: str) -> dict[str, str]:
 
 def show(value: Any, limit: int = 60) -> str:
     """A short one-line rendering of a value for messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(repr(value), limit)

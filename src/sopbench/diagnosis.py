@@ -20,18 +20,24 @@ counts say how many of each kind were.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, ToolNode
-from sopbench.domains import Domain, LenientSystem, ToolKind, get_domain
-from sopbench.domains._oracle import goal_arguments, task_oracle
-from sopbench.scoring import SOUND, Protocol, score_run
-from sopbench.scoring._tables import domain_tables
+from sopbench.domains import (
+    Domain,
+    LenientSystem,
+    ToolKind,
+    get_domain,
+    goal_arguments,
+    innate_implications,
+    task_oracle,
+)
+from sopbench.scoring import SOUND, EpisodeCall, Protocol, score_episode
 from sopbench.tasks import Task
-from sopbench.traces import Message, Record, Run, Setup, ToolCallRecord
 
 Call = tuple[str, dict[str, Any]]
 
@@ -66,9 +72,17 @@ class TaskDiagnosis:
             self.surprises.append(f"{where} {kind}: expected {want}; " + "; ".join(explanations))
 
     def as_dict(self) -> dict[str, Any]:
-        total = {k: sum(c[k] for c in self.counts.values()) for k in ("fixtures", "accepted", "rejected", "unexpected")}
-        return {"kinds": self.counts, **total, "unreachable_goals": self.unreachable,
-                "unverifiable_tasks": self.unverifiable, "surprises": self.surprises}
+        total = {
+            k: sum(c[k] for c in self.counts.values())
+            for k in ("fixtures", "accepted", "rejected", "unexpected")
+        }
+        return {
+            "kinds": self.counts,
+            **total,
+            "unreachable_goals": self.unreachable,
+            "unverifiable_tasks": self.unverifiable,
+            "surprises": self.surprises,
+        }
 
 
 def reference_calls(domain: Domain, task: Task, skipped: list[str] | None = None) -> list[Call]:
@@ -158,7 +172,9 @@ def _needed_tools(domain: Domain, task: Task) -> set[str]:
     return in_sop(task.constraints_original) & offered
 
 
-def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Random) -> dict[str, tuple[list[Call], tuple[str, ...]]]:
+def mutants(
+    domain: Domain, task: Task, reference: list[Call], rng: random.Random
+) -> dict[str, tuple[list[Call], tuple[str, ...]]]:
     """The mutants ``task`` admits: kind -> (calls, assistant messages)."""
     built: dict[str, tuple[list[Call], tuple[str, ...]]] = {}
     goal_at = next((i for i, (tool, _) in enumerate(reference) if tool == task.goal), None)
@@ -167,7 +183,7 @@ def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Rando
     implied = {
         implication.tool
         for tool, _ in reference
-        for implication in domain_tables(domain.name).sound_implications.get(tool, ())
+        for implication in innate_implications(domain.catalogue).get(tool, ())
     }
     needed = _needed_tools(domain, task) - {task.goal} - implied
     if goal_at is not None:
@@ -184,13 +200,19 @@ def mutants(domain: Domain, task: Task, reference: list[Call], rng: random.Rando
         wrong = _wrong_user(task, reference, candidates)
         if wrong is not None:
             built["wrong_user"] = (wrong, ())
-        built["refuse_permitted"] = (reference[:goal_at] + reference[goal_at + 1 :], ("I am sorry, I cannot do that.",))
+        built["refuse_permitted"] = (
+            reference[:goal_at] + reference[goal_at + 1 :],
+            ("I am sorry, I cannot do that.",),
+        )
         built["claim_success_without_executing"] = (
             reference[:goal_at] + reference[goal_at + 1 :],
             (f"Done! Your request ({task.goal}) has been completed successfully.",),
         )
     elif _executes_in_agent_world(domain, task, reference):
-        built["execute_despite_false_constraint"] = (reference + [(task.goal, goal_arguments(domain, task))], ())
+        built["execute_despite_false_constraint"] = (
+            reference + [(task.goal, goal_arguments(domain, task))],
+            (),
+        )
     extra = _extra_reads(domain, task, reference)
     if extra is not None:
         built["harmless_extra_reads"] = (extra, ())
@@ -219,7 +241,12 @@ def _wrong_user(task: Task, reference: list[Call], candidates: list[int]) -> lis
         tool, args = reference[index]
         for param, value in args.items():
             for table in task.initial_database.values():
-                if isinstance(table, Mapping) and isinstance(value, str) and value in table and len(table) > 1:
+                if (
+                    isinstance(table, Mapping)
+                    and isinstance(value, str)
+                    and value in table
+                    and len(table) > 1
+                ):
                     other = next(key for key in table if key != value)
                     mutated = list(reference)
                     mutated[index] = (tool, {**args, param: other})
@@ -237,7 +264,11 @@ def _executes_in_agent_world(domain: Domain, task: Task, reference: list[Call]) 
 
 def _extra_reads(domain: Domain, task: Task, reference: list[Call]) -> list[Call] | None:
     """The reference trace with each permitted read repeated right after its first call."""
-    reads = [i for i, (tool, _) in enumerate(reference) if domain.tools[tool].kind is ToolKind.READ and tool != task.goal]
+    reads = [
+        i
+        for i, (tool, _) in enumerate(reference)
+        if domain.tools[tool].kind is ToolKind.READ and tool != task.goal
+    ]
     if not reads:
         return None
     extra = list(reference)
@@ -246,24 +277,16 @@ def _extra_reads(domain: Domain, task: Task, reference: list[Call]) -> list[Call
     return extra
 
 
-def run_calls(domain: Domain, task: Task, calls: list[Call], messages: tuple[str, ...] = ()) -> Record:
-    """A recorded run (in the published layout) of an agent making ``calls`` on the lenient system."""
+def play(domain: Domain, task: Task, calls: list[Call]) -> tuple[list[EpisodeCall], dict[str, Any]]:
+    """A live episode of an agent making ``calls`` on the lenient system: the calls with the
+    outputs it was shown (steps numbered as in a conversation: user message, then a call and its
+    output per turn) and the final database. What the agent says besides does not count."""
     system = LenientSystem(domain, task.initial_database, task.constraint_parameters)
-    sender = f"{domain.name.replace('_', ' ')} assistant"
-    history: list[Message] = [Message("user", task.user_prompt)]
+    episode = []
     for number, (tool, args) in enumerate(calls):
-        call_id = f"call_{number}"
-        import json
-
-        text = json.dumps(args)
-        history.append(Message(sender, None, (ToolCallRecord(call_id, tool, text, args),)))
         outcome = system.execute(tool, args)
-        history.append(Message(None, outcome.content("value"), tool_call_id=call_id, tool_name=tool))
-    for text in messages:
-        history.append(Message(sender, text))
-    history.append(Message(sender, None, (ToolCallRecord("exit", "exit_conversation", "{}", {}),)))
-    run = Run(0, "", tuple(history), system.db)
-    return Record(None, task.index or 0, domain.name, Setup(tool_list="full"), task, (run,), (), None)
+        episode.append(EpisodeCall(tool, json.dumps(args), outcome.content("value"), 2 * number + 2))
+    return episode, system.db
 
 
 def diagnose_tasks(
@@ -286,7 +309,7 @@ def diagnose_tasks(
             continue
         skipped: list[str] = []
         reference = reference_calls(domain, task, skipped)
-        first = score_run(run_calls(domain, task, reference), 0, protocol)
+        first = score_episode(task, *play(domain, task, reference), protocol)
         if not first.passed and skipped:
             # No agent can pass this task: a helper it needs cannot be called with what the user
             # knows. A defect of the task, not of the evaluator: reported, not counted as a surprise.
@@ -294,7 +317,7 @@ def diagnose_tasks(
             diagnosis.unverifiable.append(f"{where}: cannot call {cannot}; {'; '.join(first.explanations)}")
             continue
         fixtures = {"reference": (reference, ()), **mutants(domain, task, reference, rng)}
-        for kind, (calls, messages) in fixtures.items():
-            score = score_run(run_calls(domain, task, calls, messages), 0, protocol)
+        for kind, (calls, _messages) in fixtures.items():
+            score = score_episode(task, *play(domain, task, calls), protocol)
             diagnosis.add(kind, score.passed, where, score.explanations)
     return diagnosis

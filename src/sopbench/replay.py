@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import LoadError
-from sopbench.domains import Domain, LenientSystem, OutputFormat, get_domain
+from sopbench.agents import EXIT_TOOL
+from sopbench.domains import Domain, LenientSystem, OutputFormat, get_domain, tool_not_found_text
 from sopbench.traces import (
     Record,
     Run,
@@ -27,7 +28,6 @@ from sopbench.traces import (
     iter_trajectory_files,
 )
 
-EXIT_TOOL = "exit_conversation"
 NO_ACTION_NAMES = frozenset({"none", "n/a"})
 
 
@@ -80,9 +80,6 @@ class RunReplay:
         }
 
 
-NOT_FOUND_SUFFIX = " not found."
-
-
 def offered_tools(domain: Domain, record: Record, also_offered: Iterable[str] = ()) -> set[str]:
     """The tools the simulator offered in this record's run.
 
@@ -103,7 +100,7 @@ def answered_tools(records: Iterable[Record]) -> set[str]:
         for run in record.runs:
             for step in run.tool_steps():
                 text = step.output_text
-                if text is not None and not (text.startswith("Error: Tool ") and text.endswith(NOT_FOUND_SUFFIX)):
+                if text is not None and text != tool_not_found_text(step.call.name):
                     answered.add(step.call.name)
     return answered
 
@@ -152,7 +149,7 @@ def replay_run(
         for call in calls:
             step = len(outputs) + 1
             if call.name not in offered:
-                text = f"Error: Tool {call.name} not found."
+                text = tool_not_found_text(call.name)
             elif call.arguments is None:
                 errors.append(f"step {step}: {call.name} arguments are not a JSON object ({call.arguments_error})")
                 text = system.execute(call.name, call.arguments_text, offered_only=False).content(output_format)
@@ -161,7 +158,7 @@ def replay_run(
             outputs.append(text)
             recorded.append(answers.get(id(call)))
     return RunReplay(
-        source=record.file.name if record.file else "",
+        source=record.source,
         domain=record.domain,
         record=record.index,
         run=run.index,

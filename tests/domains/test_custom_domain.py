@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.domains import StrictSystem, get_domain
+from sopbench.domains import StrictSystem, default_dependencies, get_domain
 from sopbench.domains import _registry as registry
-from sopbench.domains._derive import default_dependencies
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "custom-domain.md"
 
@@ -17,13 +16,14 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "custom-domain.md"
 @pytest.fixture(scope="module")
 def example():
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     namespace: dict = {}
     registry._registered.pop("pharmacy", None)
     exec(compile(blocks[0], str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(blocks[1], str(DOC), "exec"), namespace)  # noqa: S102
+        exec(compile(blocks[2], str(DOC), "exec"), namespace)  # noqa: S102
     yield namespace, printed.getvalue().splitlines()
     registry._registered.pop("pharmacy", None)
 
@@ -39,8 +39,15 @@ def test_the_example_domain_is_complete_and_registered(example):
 def test_the_page_prints_what_it_says(example):
     _, lines = example
     assert lines[0] == "True"
-    assert lines[-2] == "['verify_patient', 'dispense'] True"
-    assert lines[-1] == "['dispense', 'get_prescriptions', 'verify_patient']"
+    assert lines[-3] == "['verify_patient', 'dispense'] True"
+    assert lines[-2] == "['dispense', 'get_prescriptions', 'verify_patient']"
+    assert lines[-1] == "False False"
+
+
+def test_the_unverified_dispense_is_explained_at_its_step(example):
+    namespace, _ = example
+    score = namespace["score"]
+    assert any("at step 2" in text and "patient_verified" in text for text in score.explanations)
 
 
 def test_the_strict_oracle_refuses_an_unverified_dispense_and_allows_a_verified_one(example):

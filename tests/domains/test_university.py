@@ -427,7 +427,7 @@ def test_recorded_trajectories_replay_exactly(shared_dir: Path, published_trajec
     for replay in replay_paths([folder]):
         summary.add(replay)
         if replay.misaligned:
-            misaligned[replay.source] += 1
+            misaligned[Path(replay.source).name] += 1
             continue
         place = (replay.source, replay.record, replay.run)
         mismatches += [(*place, mismatch) for mismatch in replay.mismatches()]

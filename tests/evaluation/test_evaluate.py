@@ -19,7 +19,13 @@ SOP = Sop(
     verifiers={
         "logged_in_user": parse(["single", "login_user", {"username": "username"}]),
         "sufficient_account_balance": parse(
-            ["or", [["single", "get_account_balance", {"username": "username"}], ["single", "internal_get_database", None]]]
+            [
+                "or",
+                [
+                    ["single", "get_account_balance", {"username": "username"}],
+                    ["single", "internal_get_database", None],
+                ],
+            ]
         ),
     },
 )
@@ -59,7 +65,9 @@ def test_a_helper_for_another_user_does_not_verify():
 
 
 def test_a_failed_helper_verifies_nothing():
-    failed_login = ToolCall("login_user", {"username": "alice", "identification": "bad"}, False, succeeded=False)
+    failed_login = ToolCall(
+        "login_user", {"username": "alice", "identification": "bad"}, False, succeeded=False
+    )
     verdict = evaluate_trace(Trace([failed_login, BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle())
     assert not verdict.procedure.passed
     assert "called at step 1 but did not succeed" in verdict.procedure.explanations[0]
@@ -73,7 +81,9 @@ def test_chain_order_matters():
 
 def test_executing_a_forbidden_service_fails_permission_and_database():
     verdict = evaluate_trace(
-        Trace([LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle(permitted=False, final={"alice": 900.0})
+        Trace([LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}),
+        SOP,
+        oracle(permitted=False, final={"alice": 900.0}),
     )
     assert not verdict.permission.passed and not verdict.database.passed and verdict.procedure.passed
     assert "alice: expected 900.0, found 400.0" in verdict.database.explanations[0]
@@ -95,15 +105,26 @@ def test_saying_done_never_overrides_the_oracle():
 
 def test_a_failed_service_call_is_not_an_execution():
     failed = ToolCall("transfer_funds", {"username": "alice", "amount": 500}, False, succeeded=False)
-    verdict = evaluate_trace(Trace([LOGIN, BALANCE, failed], {"alice": 900.0}), SOP, oracle(final={"alice": 900.0}))
+    verdict = evaluate_trace(
+        Trace([LOGIN, BALANCE, failed], {"alice": 900.0}), SOP, oracle(final={"alice": 900.0})
+    )
     assert not verdict.permission.passed
     assert "every attempt failed" in verdict.permission.explanations[0]
 
 
 def test_or_needs_a_true_branch_verified():
     sop = Sop(
-        rules={"borrow": Rule("borrow", parse(["or", [["single", "not restricted", {"b": "b"}], ["single", "member", {"u": "u"}]]]), ("u", "b"))},
-        verifiers={"restricted": parse(["single", "is_restricted", {"b": "b"}]), "member": parse(["single", "get_membership", {"u": "u"}])},
+        rules={
+            "borrow": Rule(
+                "borrow",
+                parse(["or", [["single", "not restricted", {"b": "b"}], ["single", "member", {"u": "u"}]]]),
+                ("u", "b"),
+            )
+        },
+        verifiers={
+            "restricted": parse(["single", "is_restricted", {"b": "b"}]),
+            "member": parse(["single", "get_membership", {"u": "u"}]),
+        },
     )
     borrow = ToolCall("borrow", {"u": "al", "b": "Dune"}, True)
     restricted_book = StaticOracle("borrow", True, None, {StaticOracle.fact("restricted", b="Dune"): True})
@@ -118,13 +139,18 @@ def test_extra_read_only_calls_never_fail_a_trace():
         rules={
             **SOP.rules,
             "get_account_balance": Rule(
-                "get_account_balance", parse(["single", "logged_in_user", {"username": "username"}]), ("username",), True
+                "get_account_balance",
+                parse(["single", "logged_in_user", {"username": "username"}]),
+                ("username",),
+                True,
             ),
         },
         verifiers=SOP.verifiers,
     )
     early_read = ToolCall("get_account_balance", {"username": "alice"}, 900.0)
-    verdict = evaluate_trace(Trace([early_read, LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), sop, oracle())
+    verdict = evaluate_trace(
+        Trace([early_read, LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), sop, oracle()
+    )
     assert verdict.passed
     assert verdict.notes and "read-only, not counted" in verdict.notes[0]
 
@@ -152,4 +178,33 @@ def test_explanations_never_suggest_a_helper_no_agent_is_offered():
     verdict = evaluate_trace(Trace([LOGIN, TRANSFER_CALL], {"alice": 400.0}), sop, oracle())
     assert verdict.procedure.explanations[0].endswith("call get_account_balance(username=alice) before it")
     database_read = ToolCall("internal_get_database", {}, {})
-    assert evaluate_trace(Trace([LOGIN, database_read, TRANSFER_CALL], {"alice": 400.0}), sop, oracle()).passed
+    assert evaluate_trace(
+        Trace([LOGIN, database_read, TRANSFER_CALL], {"alice": 400.0}), sop, oracle()
+    ).passed
+
+
+def test_compare_databases_is_canonical_unless_asked_for_python_equality():
+    from sopbench.evaluation import compare_databases
+
+    assert compare_databases({"a": 1, "b": [1, 2]}, {"b": [1, 2], "a": 1}).passed  # key order is not content
+    exact = compare_databases({"a": {"b": 1}}, {"a": {"b": 1.0}})
+    assert not exact.passed and "differ" in exact.explanations[0]
+    assert compare_databases({"a": {"b": 1}}, {"a": {"b": 1.0}}, equality="python").passed
+    changed = compare_databases({"a": 1, "c": 2}, {"a": 3, "d": 4})
+    assert changed.explanations == (
+        "the final database differs from the oracle's: a: expected 1, found 3; c: missing (expected 2); d: unexpected 4",
+    )
+
+
+def test_explanations_name_a_call_by_its_own_step_label():
+    sop = Sop(
+        {
+            "transfer_funds": Rule(
+                "transfer_funds", parse(["single", "logged_in_user", {"username": "username"}]), ("username",)
+            )
+        },
+        {"logged_in_user": None},
+    )
+    trace = Trace([ToolCall("transfer_funds", {"username": "alice"}, None, True, step=17)])
+    verdict = evaluate_trace(trace, sop, StaticOracle("transfer_funds", False))
+    assert "at step 17" in verdict.permission.explanations[0]

@@ -14,17 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 from sopbench.scoring import SOPBENCH, load_records, score_run
+from sopbench.traces import PUBLISHED_CHECKS as CHECKS
 from sopbench.traces import detect_output_format, iter_trajectory_files
-
-CHECKS = (
-    "no_tool_call_error",
-    "constraint_not_violated",
-    "database_match",
-    "action_successfully_called",
-    "dirgraph_satisfied",
-    "action_called_correctly",
-    "success",
-)
 
 
 def _card_readings(shared: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from sopbench.scoring import (
     SOPBENCH,
     SOUND,
+    VERDICT_KEYS,
     RunScore,
     ScoringReport,
     leaderboard,
@@ -18,7 +19,6 @@ from sopbench.scoring import (
     score_run,
     summarize,
 )
-from sopbench.scoring._engine import VERDICT_KEYS
 from sopbench.tasks import iter_all_tasks, task_from_json
 
 FILE = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"

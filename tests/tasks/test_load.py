@@ -164,11 +164,11 @@ def test_loads_plain_and_gzip_files_with_typed_fields(tmp_path: Path, make_task)
     raw = make_task()
     raw["action_should_succeed"] = 0  # old files store flags as 0/1
     raw["assistant_prompt"] = "You are a bank assistant."
-    plain = write_task_file(tmp_path, "bank_tasks.json", {"get_balance": [raw, make_task()]})
-    packed = write_task_file(tmp_path, "other_tasks.json.gz", {"get_balance": [make_task()]}, compress=True)
+    plain = write_task_file(tmp_path, "bank_tasks.json", {"get_account_balance": [raw, make_task()]})
+    packed = write_task_file(tmp_path, "other_tasks.json.gz", {"get_account_balance": [make_task()]}, compress=True)
 
     first, second = load_tasks(plain)
-    assert (first.domain, first.goal, first.index, second.index) == ("bank", "get_balance", 0, 1)
+    assert (first.domain, first.goal, first.index, second.index) == ("bank", "get_account_balance", 0, 1)
     assert first.action_should_succeed is False and second.action_should_succeed is True
     assert first.extra == {"assistant_prompt": "You are a bank assistant."}
     assert isinstance(first.constraints, And)
@@ -177,7 +177,7 @@ def test_loads_plain_and_gzip_files_with_typed_fields(tmp_path: Path, make_task)
     )
     assert first.directed_action_graph == ActionGraph(
         nodes=(
-            ToolNode("get_balance", {"username": "username"}),
+            ToolNode("get_account_balance", {"username": "username"}),
             "and",
             ToolNode("login_user", {"username": "username"}),
         ),
@@ -214,36 +214,36 @@ def _broken(make_task, **changes: object) -> dict:
 @pytest.mark.parametrize(
     ("changes", "field", "message"),
     [
-        ({"user_prompt": ...}, "get_balance[1].user_prompt", "missing"),
-        ({"user_known": []}, "get_balance[1].user_known", "expected an object, got a list"),
+        ({"user_prompt": ...}, "get_account_balance[1].user_prompt", "missing"),
+        ({"user_known": []}, "get_account_balance[1].user_known", "expected an object, got a list"),
         (
             {"action_should_succeed": 2},
-            "get_balance[1].action_should_succeed",
+            "get_account_balance[1].action_should_succeed",
             "expected a boolean (or 0/1), got 2",
         ),
         (
             {"constraints": ["and", [["single", "x", None], ["xor", []]]]},
-            "get_balance[1].constraints[1][1]",
+            "get_account_balance[1].constraints[1][1]",
             'unknown operator "xor" (expected one of single, and, or, chain, gate)',
         ),
         (
             {"user_goal": "transfer"},
-            "get_balance[1].user_goal",
-            "'transfer' differs from its goal key 'get_balance'",
+            "get_account_balance[1].user_goal",
+            "'transfer' differs from its goal key 'get_account_balance'",
         ),
         (
-            {"directed_action_graph": {"nodes": [["get_balance", {}]], "connections": [[0, 3]]}},
-            "get_balance[1].directed_action_graph.connections[0][1]",
+            {"directed_action_graph": {"nodes": [["get_account_balance", {}]], "connections": [[0, 3]]}},
+            "get_account_balance[1].directed_action_graph.connections[0][1]",
             "node index 3 out of range (the graph has 1 nodes)",
         ),
         (
             {"directed_action_graph": {"nodes": ["xor"], "connections": []}},
-            "get_balance[1].directed_action_graph.nodes[0]",
+            "get_account_balance[1].directed_action_graph.nodes[0]",
             'expected "and", "or" or [tool, {param: variable}], got \'xor\'',
         ),
         (
-            {"directed_action_graph": {"nodes": [["get_balance", {"username": 1}]], "connections": []}},
-            "get_balance[1].directed_action_graph.nodes[0][1].username",
+            {"directed_action_graph": {"nodes": [["get_account_balance", {"username": 1}]], "connections": []}},
+            "get_account_balance[1].directed_action_graph.nodes[0][1].username",
             "expected a string, got an integer",
         ),
     ],
@@ -251,7 +251,7 @@ def _broken(make_task, **changes: object) -> dict:
 def test_a_broken_task_gives_one_located_error(
     tmp_path: Path, make_task, changes: dict, field: str, message: str
 ) -> None:
-    error = _error_for(tmp_path, {"get_balance": [make_task(), _broken(make_task, **changes)]})
+    error = _error_for(tmp_path, {"get_account_balance": [make_task(), _broken(make_task, **changes)]})
     assert (error.record, error.field, error.message) == (1, field, message)
     assert str(error) == f'{tmp_path.name}/bank_tasks.json: task 1: field "{field}": {message}'
 
@@ -261,8 +261,8 @@ def test_file_level_errors(tmp_path: Path) -> None:
         _error_for(tmp_path, [1, 2]).message
         == "expected an object mapping goal actions to task lists, got a list"
     )
-    assert str(_error_for(tmp_path, {"get_balance": {}})).endswith(
-        'field "get_balance": expected a list of tasks, got an object'
+    assert str(_error_for(tmp_path, {"get_account_balance": {}})).endswith(
+        'field "get_account_balance": expected a list of tasks, got an object'
     )
 
     truncated = tmp_path / "dmv_tasks.json.gz"
@@ -287,7 +287,7 @@ def test_task_from_json_without_a_file(make_task) -> None:
     raw = make_task()
     task = task_from_json(raw, domain="bank")
     assert task.initial_database is raw["initial_database"]  # shared, not copied
-    assert (task.goal, task.index) == ("get_balance", None)
+    assert (task.goal, task.index) == ("get_account_balance", None)
     raw = make_task()
     del raw["user_goal"]
     with pytest.raises(LoadError) as caught:

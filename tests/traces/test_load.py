@@ -215,7 +215,7 @@ def test_a_synthetic_record_is_typed(tmp_path: Path, make_record) -> None:
     assert record.setup.assistant_agent is not None
     assert (record.setup.assistant_agent.model, record.setup.assistant_agent.temperature) == ("gpt-4o", 0.0)
     assert record.setup.user_agent is None
-    assert record.task.goal == "get_balance" and record.task.index is None and record.task.domain == "bank"
+    assert record.task.goal == "get_account_balance" and record.task.index is None and record.task.domain == "bank"
     assert record.statistics == {"total_interactions": 1, "total_success": 1}
     assert record.problems == ()
     (run,) = record.runs
@@ -232,7 +232,7 @@ def test_a_synthetic_record_is_typed(tmp_path: Path, make_record) -> None:
     )
     assert [(step.call.name, step.output_text) for step in run.tool_steps()] == [
         ("login_user", "(True, True)"),
-        ("get_balance", "(True, 10.0)"),
+        ("get_account_balance", "(True, 10.0)"),
         ("exit_conversation", None),
     ]
     assert detect_output_format([record]) == "tuple"

@@ -26,7 +26,7 @@ from ._expr import (
     singles,
 )
 from ._graph import ActionGraph, GraphNode, GroupNodeKind, ToolNode
-from ._render import format_call, format_single, format_value, render
+from ._render import clip, format_call, format_single, format_value, render
 from ._rule import HelperCall, Rule, Sop
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "check_acyclic",
     "count_singles",
     "dump",
+    "clip",
     "format_call",
     "format_single",
     "format_value",

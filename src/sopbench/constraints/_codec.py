@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._expr import GROUP_TYPES, LITERAL_PREFIX, NEGATION_PREFIX, Expr, Single, singles
+from ._render import clip
 
 
 class ConstraintError(ValueError):
@@ -124,5 +125,4 @@ def referenced_names(expr: Expr | None) -> set[str]:
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clip(repr(value), 80)

@@ -42,16 +42,17 @@ class Single:
     def positive(self) -> Single:
         return Single(self.name, self.params, False) if self.negated else self
 
-    def bind(self, bindings: Mapping[str, Any]) -> dict[str, Any]:
+    def bind(self, bindings: Mapping[str, Any], *, require_all: bool = False) -> dict[str, Any]:
         """The callee's arguments for this single, taken from the caller's variable bindings.
 
-        Variables the caller does not bind are left out; ``"value <literal>"`` maps give the literal.
+        Variables the caller does not bind are left out (with ``require_all``: raise ``KeyError``,
+        as the published oracle did); ``"value <literal>"`` maps give the literal.
         """
         args: dict[str, Any] = {}
         for param, var in self.params or ():
             if var.startswith(LITERAL_PREFIX):
                 args[param] = _literal(var[len(LITERAL_PREFIX) :])
-            elif var in bindings:
+            elif require_all or var in bindings:
                 args[param] = bindings[var]
         return args
 

@@ -9,7 +9,7 @@ called earlier. "The node of tool f" means the lowest-index node naming f.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 GroupNodeKind: TypeAlias = Literal["and", "or"]
@@ -27,10 +27,27 @@ GraphNode: TypeAlias = GroupNodeKind | ToolNode
 
 @dataclass(frozen=True, slots=True)
 class ActionGraph:
-    """Nodes and ``(from, to)`` index pairs, in the published encoding's order."""
+    """Nodes and ``(from, to)`` index pairs, in the published encoding's order.
+
+    Derived once, for checking calls against the graph: ``child_indexes[i]`` (the distinct nodes
+    ``i`` points to, in index order) and ``first_tool_node`` (tool -> its lowest node index).
+    """
 
     nodes: tuple[GraphNode, ...]
     connections: tuple[tuple[int, int], ...]
+    child_indexes: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    first_tool_node: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        kids: list[set[int]] = [set() for _ in self.nodes]
+        for source, target in self.connections:
+            kids[source].add(target)
+        first: dict[str, int] = {}
+        for index, node in enumerate(self.nodes):
+            if not isinstance(node, str):
+                first.setdefault(node.tool, index)
+        object.__setattr__(self, "child_indexes", tuple(tuple(sorted(k)) for k in kids))
+        object.__setattr__(self, "first_tool_node", first)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ActionGraph:
@@ -46,10 +63,7 @@ class ActionGraph:
 
     def tool_node_index(self, tool: str) -> int | None:
         """The lowest index of a node naming ``tool``."""
-        for index, node in enumerate(self.nodes):
-            if isinstance(node, ToolNode) and node.tool == tool:
-                return index
-        return None
+        return self.first_tool_node.get(tool)
 
     def function_names(self) -> set[str]:
         """The tools the graph names (the published ``oracle`` tool list of a task)."""

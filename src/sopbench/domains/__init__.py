@@ -7,20 +7,44 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
-from ._catalogue import Catalogue, ToolSignature
+from sopbench.evaluation import canonical_json
+
+from ._catalogue import Catalogue, ToolSignature, parameter_problem
+from ._derive import (
+    DependencyOption,
+    Implication,
+    cold_derivations,
+    default_dependencies,
+    default_dependency,
+    expand,
+    expanded_innate,
+    innate_implications,
+    oracle_dependencies,
+    simplify,
+)
+from ._graph import action_graph, default_action_graphs
 from ._mechanism import (
     READ,
+    REQUIRED,
     WRITE,
     ConstraintWording,
     Context,
     Domain,
     ToolKind,
     ToolSpec,
-    canonical_json,
     parameters_schema,
     parse_time,
 )
-from ._registry import domain_names, get_domain, register_domain
+from ._oracle import (
+    ReferenceCall,
+    ReferenceRun,
+    TaskLike,
+    goal_arguments,
+    required_actions,
+    run_reference_path,
+    task_oracle,
+)
+from ._registry import UnknownDomain, domain_names, get_domain, register_domain
 from ._system import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
@@ -30,6 +54,7 @@ from ._system import (
     parse_arguments,
     succeeded,
     tool_not_found,
+    tool_not_found_text,
 )
 
 PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
@@ -37,26 +62,49 @@ PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university",
 __all__ = [
     "PUBLISHED_DOMAINS",
     "READ",
+    "REQUIRED",
     "SESSION_BEFORE_CREDENTIALS",
+    "UnknownDomain",
     "WRITE",
     "Catalogue",
     "ConstraintWording",
     "Context",
+    "DependencyOption",
     "Domain",
+    "Implication",
     "LenientSystem",
     "OutputFormat",
+    "ReferenceCall",
+    "ReferenceRun",
     "StrictSystem",
+    "TaskLike",
     "ToolKind",
     "ToolOutcome",
     "ToolSignature",
     "ToolSpec",
+    "action_graph",
     "canonical_json",
+    "cold_derivations",
+    "default_action_graphs",
+    "default_dependencies",
+    "default_dependency",
     "domain_names",
+    "expand",
+    "expanded_innate",
     "get_domain",
+    "goal_arguments",
+    "innate_implications",
+    "oracle_dependencies",
+    "parameter_problem",
     "parameters_schema",
     "parse_arguments",
     "parse_time",
     "register_domain",
+    "required_actions",
+    "run_reference_path",
+    "simplify",
     "succeeded",
+    "task_oracle",
     "tool_not_found",
+    "tool_not_found_text",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from sopbench.constraints import ConstraintError, Expr, Single, parse
+from sopbench.constraints import ConstraintError, Expr, Single, clip, parse
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ class Catalogue:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "sop") -> Catalogue:
         def table(key: str) -> dict[str, Expr | None]:
-            return {name: parse(expr, f"{source}:{key}[{name!r}]") for name, expr in data.get(key, {}).items()}
+            return {
+                name: parse(expr, f"{source}:{key}[{name!r}]") for name, expr in data.get(key, {}).items()
+            }
 
         customizable: dict[str, tuple[Expr, ...]] = {}
         for name, pool in data.get("customizable_dependencies", {}).items():
@@ -94,12 +96,67 @@ class Catalogue:
             links=links,
             constraint_dependencies=table("constraint_dependencies"),
             processes=table("constraint_processes"),
-            params_user_not_needed={
-                k: tuple(v) for k, v in data.get("params_user_not_needed", {}).items()
-            },
+            params_user_not_needed={k: tuple(v) for k, v in data.get("params_user_not_needed", {}).items()},
         )
+
+    def linked_call(self, single: Single) -> tuple[str, dict[str, str]] | None:
+        """The tool call that makes constraint ``single`` true, or None when it has no link.
+
+        Its parameters map to variables of ``single``'s namespace: the link's own mapping read
+        through ``single``'s parameters, and every other graph parameter of the tool under its own
+        name. (The one place the link-to-tool parameter mapping is written.)
+        """
+        link = self.links.get(single.name)
+        if link is None:
+            return None
+        caller = single.param_map
+        params = {p: caller.get(v, v) for p, v in link.params or ()}
+        for p in self.graph_params(link.name):
+            params.setdefault(p, p)
+        return link.name, params
 
     def graph_params(self, tool: str) -> tuple[str, ...]:
         """The parameters a tool's graph node binds: its signature minus those users need not know."""
         skip = set(self.params_user_not_needed.get(tool, ()))
         return tuple(p for p in self.tools[tool].params if p not in skip)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+
+def parameter_problem(param: Mapping[str, Any], value: Any) -> str | None:
+    """Why ``value`` cannot be passed as a tool parameter described by ``param`` (a published schema
+    entry: JSON type, enum, item type), or None. The scorer judges an agent's arguments with it and
+    the task generator its own, so the two cannot disagree."""
+    wanted = param.get("type", "string")
+    kinds = [wanted] if isinstance(wanted, str) else list(wanted)
+    if not any(_is_json_type(value, kind) for kind in kinds):
+        shown = repr(value)
+        shown = shown if shown.startswith(("'", '"')) else repr(shown)  # always quoted
+        return f"must be {' or '.join(kinds)}, got {type(value).__name__} {clip(shown, 60)}"
+    enum = param.get("enum")
+    if enum is not None and value not in enum:
+        return f"must be one of {', '.join(map(str, enum))}, got {value!r}"
+    items = param.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping) and "type" in items:
+        for item in value:
+            if not _is_json_type(item, items["type"]):
+                return f"must hold {items['type']} items, got {type(item).__name__}"
+    return None
+
+
+def _is_json_type(value: Any, kind: Any) -> bool:
+    types = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
+    if types is None:
+        return True
+    if isinstance(value, bool) and kind in ("number", "integer"):
+        return False
+    return isinstance(value, types)

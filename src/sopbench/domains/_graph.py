@@ -91,15 +91,11 @@ class _Builder:
         return self.group(kind, roots)
 
     def _constraint(self, single: Single) -> int | None:
-        caller = single.param_map
-        link = self.catalogue.links.get(single.name)
-        if link is not None:
-            params = {p: caller.get(v, v) for p, v in link.params or ()}
-            for p in self.catalogue.graph_params(link.name):
-                params.setdefault(p, p)
-            return self.tool(link.name, params)
+        linked = self.catalogue.linked_call(single)
+        if linked is not None:
+            return self.tool(*linked)
         process = self.catalogue.processes.get(single.name)
-        return self.process(rename(process, caller))
+        return self.process(rename(process, single.param_map))
 
     def process(self, expr: Expr | None) -> int | None:
         if expr is None:

@@ -120,8 +120,25 @@ class Context:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+# A parameter without a default in a published strict signature (see ``Domain``).
+REQUIRED: Any = _Required()
+
+
 class Domain:
-    """A domain: catalogue data plus tool, check and session-effect rules."""
+    """A domain: catalogue data plus tool, check and session-effect rules.
+
+    Two declarations matter only for reproducing the published evaluator (the ``sopbench``
+    protocol): ``published_strict_signatures`` gives the methods of the published strict class
+    that had an explicit signature (tool -> parameter -> default, ``REQUIRED`` for none; arguments
+    that do not fit raised ``TypeError`` before any check), and
+    ``published_strict_lacks_internal_tools`` says that class had no ``internal_*`` tools (their
+    calls were neither replayed nor compared).
+    """
 
     def __init__(
         self,
@@ -133,8 +150,14 @@ class Domain:
         database_model: type | None = None,
         description: str = "",
         options: Mapping[str, Any] | None = None,
+        published_strict_signatures: Mapping[str, Mapping[str, Any]] | None = None,
+        published_strict_lacks_internal_tools: bool = False,
     ) -> None:
         self.name = name
+        self.published_strict_signatures: dict[str, dict[str, Any]] = {
+            tool: dict(params) for tool, params in (published_strict_signatures or {}).items()
+        }
+        self.published_strict_lacks_internal_tools = published_strict_lacks_internal_tools
         self.catalogue = catalogue
         self.system_name = system_name or "".join(part.title() for part in name.split("_"))
         self.new_session = new_session
@@ -278,11 +301,6 @@ class Domain:
 
     def __repr__(self) -> str:
         return f"Domain({self.name!r}, tools={len(self.tools)}, checks={len(self.checks)})"
-
-
-def canonical_json(database: Any) -> bytes:
-    """A canonical byte form for comparing databases (sorted keys; 1 and 1.0 kept distinct)."""
-    return orjson.dumps(database, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
 
 
 def parse_time(text: Any, fmt: str) -> datetime:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sopbench.constraints import Expr, Single, singles
+from sopbench.constraints import Expr, singles
 
 from ._derive import DependencyOption, default_dependencies, oracle_dependencies
 from ._mechanism import Domain
@@ -37,11 +37,27 @@ def task_oracle(
     option: DependencyOption = "full",
     quirks: frozenset[str] = frozenset(),
     options: Mapping[str, Any] | None = None,
+    database: Mapping[str, Any] | None = None,
+    copy: bool = True,
+    atomic: bool = True,
 ) -> StrictSystem:
-    """A fresh strict system for ``task``: expanded default SOPs, the task's SOP for its goal."""
+    """A fresh strict system for ``task``: expanded default SOPs, the task's SOP for its goal.
+
+    ``database``: the database to start from (default: the task's initial one); ``copy=False``
+    lets the system work on that object itself (the caller hands over a private copy);
+    ``atomic=False`` leaves a failing write's partial changes in place, as the published systems
+    did. ``quirks`` may hold ``SESSION_BEFORE_CREDENTIALS``; ``options`` override the domain's.
+    """
     dependencies = oracle_dependencies(domain.catalogue, task.goal, task.constraints, option)
     return StrictSystem(
-        domain, task.initial_database, task.constraint_parameters, dependencies, quirks=quirks, options=options
+        domain,
+        task.initial_database if database is None else database,
+        task.constraint_parameters,
+        dependencies,
+        quirks=quirks,
+        copy=copy,
+        atomic=atomic,
+        options=options,
     )
 
 
@@ -60,27 +76,20 @@ def required_actions(domain: Domain, task: TaskLike) -> list[ReferenceCall]:
 
     def visit(expr: Expr | None, variables: Mapping[str, str]) -> None:
         for single in singles(expr):
-            link = catalogue.links.get(single.name)
-            if link is None or link.name in seen:
+            linked = catalogue.linked_call(single)
+            if linked is None or linked[0] in seen:
                 continue
-            mapping = _link_variables(domain, single, link, variables)
-            visit(defaults.get(link.name), mapping)  # the linked tool's own SOP comes first
-            if link.name not in seen:
-                seen.add(link.name)
+            tool, params = linked
+            # Variables (names in ``user_known``) for each parameter of the linked tool.
+            mapping = {p: variables.get(v, v) for p, v in params.items()}
+            visit(defaults.get(tool), mapping)  # the linked tool's own SOP comes first
+            if tool not in seen:
+                seen.add(tool)
                 args = {p: task.user_known[v] for p, v in mapping.items() if v in task.user_known}
-                order.append(ReferenceCall(link.name, args))
+                order.append(ReferenceCall(tool, args))
 
     visit(task.constraints, {})
     return order
-
-
-def _link_variables(domain: Domain, single: Single, link: Single, outer: Mapping[str, str]) -> dict[str, str]:
-    """Variables (names in ``user_known``) for each parameter of the linked tool."""
-    caller = {p: outer.get(v, v) for p, v in single.params or ()}
-    mapping = {p: caller.get(v, v) for p, v in link.params or ()}
-    for param in domain.catalogue.graph_params(link.name):
-        mapping.setdefault(param, outer.get(param, param))
-    return mapping
 
 
 def goal_arguments(domain: Domain, task: TaskLike) -> dict[str, Any]:

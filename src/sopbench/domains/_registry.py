@@ -28,6 +28,10 @@ def _discover() -> None:
         _registered.setdefault(domain.name, domain)
 
 
+class UnknownDomain(KeyError):
+    """A domain name that no registered domain has (a ``KeyError``, naming the known ones)."""
+
+
 def get_domain(name: str) -> Domain:
     """The domain called ``name``; raises ``KeyError`` listing the known ones."""
     if name not in _registered:
@@ -38,7 +42,7 @@ def get_domain(name: str) -> Domain:
         else:
             _discover()
     if name not in _registered:
-        raise KeyError(f"unknown domain {name!r}; known: {', '.join(domain_names())}")
+        raise UnknownDomain(f"unknown domain {name!r}; known: {', '.join(domain_names())}")
     return _registered[name]
 
 

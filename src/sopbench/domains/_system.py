@@ -20,7 +20,6 @@ from typing import Any, Literal
 import orjson
 
 from sopbench.constraints import And, Chain, Expr, Single
-from sopbench.constraints._expr import LITERAL_PREFIX, _literal
 
 from ._mechanism import Context, Domain, ToolKind
 
@@ -89,8 +88,13 @@ def _keyword_plan(spec: Any) -> tuple[frozenset[str], tuple[str, ...], dict[str,
     return _PLANS[key]
 
 
+def tool_not_found_text(name: str) -> str:
+    """What an agent is shown when it calls a tool it was not offered (the published wording)."""
+    return f"Error: Tool {name} not found."
+
+
 def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> ToolOutcome:
-    return ToolOutcome(name, arguments or {}, error=f"Error: Tool {name} not found.")
+    return ToolOutcome(name, arguments or {}, error=tool_not_found_text(name))
 
 
 def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -147,10 +151,8 @@ class _Evaluating:
 
     def value_of(self, single: Single, arguments: Mapping[str, Any]) -> Any:
         """The raw truth value of a positive single: a check's result or a tool pair's second element."""
-        args = {}
-        for param, var in single.params or ():
-            # A variable the call does not bind raises KeyError, as in the published oracle.
-            args[param] = _literal(var[len(LITERAL_PREFIX) :]) if var.startswith(LITERAL_PREFIX) else arguments[var]
+        # A variable the call does not bind raises KeyError, as in the published oracle.
+        args = single.bind(arguments, require_all=True)
         check = self.domain.checks.get(single.name)
         result = check(self.ctx, **args) if check is not None else self._invoke_lenient(single.name, args)
         return result if isinstance(result, bool) else result[1]

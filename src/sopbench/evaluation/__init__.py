@@ -4,10 +4,21 @@ Domain-agnostic: it needs a trace, an SOP catalogue (``sopbench.constraints.Sop`
 """
 
 from ._diagnostic import DiagnosticFailure, diagnostic
-from ._evaluate import evaluate_trace, judge_database, judge_permission, judge_procedure, state_diff
-from ._model import Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
+from ._evaluate import (
+    DatabaseEquality,
+    canonical_json,
+    compare_databases,
+    evaluate_trace,
+    judge_database,
+    judge_permission,
+    judge_procedure,
+    state_diff,
+)
+from ._model import PASSED, Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
 
 __all__ = [
+    "PASSED",
+    "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",
     "Oracle",
@@ -15,6 +26,8 @@ __all__ = [
     "ToolCall",
     "Trace",
     "Verdict",
+    "canonical_json",
+    "compare_databases",
     "diagnostic",
     "evaluate_trace",
     "judge_database",

@@ -15,14 +15,17 @@ Procedure semantics, for every call of an action that has a rule:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from sopbench.constraints import And, Chain, Expr, Single, Sop, format_single, holds, render
+import orjson
 
-from ._model import Judgement, Oracle, ToolCall, Trace, Verdict
+from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, holds, render
 
-MAX_DIFFS = 8
+from ._model import PASSED, Judgement, Oracle, ToolCall, Trace, Verdict
+
+MAX_DIFFS = 6
 
 
 def evaluate_trace(trace: Trace, sop: Sop, oracle: Oracle) -> Verdict:
@@ -36,40 +39,94 @@ def evaluate_trace(trace: Trace, sop: Sop, oracle: Oracle) -> Verdict:
     )
 
 
+def step_label(calls: Sequence[ToolCall], position: int) -> int:
+    """How explanations name the call at ``position``: its own step label, else its 1-based position."""
+    step = calls[position].step
+    return position + 1 if step is None else step
+
+
 # ---- database ------------------------------------------------------------------------------------
+DatabaseEquality = Literal["canonical", "python"]
+
+
+def canonical_json(database: Any) -> bytes:
+    """A canonical byte form for comparing databases (sorted keys; 1 and 1.0 kept distinct)."""
+    return orjson.dumps(database, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
 def judge_database(trace: Trace, oracle: Oracle) -> Judgement:
-    diffs = list(state_diff(oracle.final_state, trace.final_state))
+    """The trace's final state against the oracle's, numbers compared by value (``1 == 1.0``)."""
+    return compare_databases(oracle.final_state, trace.final_state, equality="python")
+
+
+def compare_databases(expected: Any, found: Any, *, equality: DatabaseEquality = "canonical") -> Judgement:
+    """The database judgement: ``found`` must equal ``expected``.
+
+    ``canonical``: equal canonical JSON (sorted keys; ``1`` and ``1.0`` differ); ``python``: Python
+    ``==``. A failed judgement names up to ``MAX_DIFFS`` differing paths.
+    """
+    equal = found == expected if equality == "python" else _canonical(found) == _canonical(expected)
+    if equal:
+        return PASSED
+    diffs = state_diff(expected, found, limit=MAX_DIFFS + 1, exact_numbers=True)
     if not diffs:
-        return Judgement(True)
-    shown = "; ".join(diffs[:MAX_DIFFS])
-    more = f" (and {len(diffs) - MAX_DIFFS} more)" if len(diffs) > MAX_DIFFS else ""
-    return Judgement(False, (f"final database differs from the oracle's: {shown}{more}",))
+        diffs = ["numbers are equal in value but differ in type (1 vs 1.0)"]
+    shown = "; ".join(diffs[:MAX_DIFFS]) + (" (and more)" if len(diffs) > MAX_DIFFS else "")
+    return Judgement(False, (f"the final database differs from the oracle's: {shown}",))
 
 
-def state_diff(expected: Any, found: Any, path: str = "") -> list[str]:
-    """Readable differences between two JSON-like states, one line per differing path."""
+def _canonical(database: Any) -> Any:
+    """Canonical JSON bytes; data orjson cannot encode (integers beyond 64 bits) via ``json``."""
+    try:
+        return canonical_json(database)
+    except TypeError:
+        try:
+            return json.dumps(database, sort_keys=True)
+        except (TypeError, ValueError):
+            return repr(database)
+
+
+def state_diff(
+    expected: Any, found: Any, path: str = "", *, limit: int | None = None, exact_numbers: bool = False
+) -> list[str]:
+    """Readable differences between two JSON-like states, one line per differing path.
+
+    At most ``limit`` lines (equal subtrees are skipped without a walk). Numbers equal in value
+    (``1`` and ``1.0``) are equal unless ``exact_numbers``.
+    """
+    remaining = limit if limit is not None else 1 << 62
+    return _diff(expected, found, path, remaining, exact_numbers)
+
+
+def _diff(expected: Any, found: Any, path: str, limit: int, exact_numbers: bool) -> list[str]:
+    if type(expected) is type(found) and expected == found:
+        return []
     where = path or "(root)"
     if isinstance(expected, Mapping) and isinstance(found, Mapping):
         out: list[str] = []
-        for key in expected:
+        for key in [*expected, *(k for k in found if k not in expected)]:
             sub = f"{path}.{key}" if path else str(key)
             if key not in found:
                 out.append(f"{sub}: missing (expected {_short(expected[key])})")
-            else:
-                out.extend(state_diff(expected[key], found[key], sub))
-        for key in found:
-            if key not in expected:
-                sub = f"{path}.{key}" if path else str(key)
+            elif key not in expected:
                 out.append(f"{sub}: unexpected {_short(found[key])}")
-        return out
+            else:
+                out.extend(_diff(expected[key], found[key], sub, limit - len(out), exact_numbers))
+            if len(out) >= limit:
+                break
+        return out[:limit]
     if isinstance(expected, list | tuple) and isinstance(found, list | tuple) and len(expected) == len(found):
         out = []
         for i, (a, b) in enumerate(zip(expected, found, strict=True)):
-            out.extend(state_diff(a, b, f"{path}[{i}]"))
-        return out
-    if type(expected) is not type(found) and not _same_number(expected, found):
-        return [f"{where}: expected {_short(expected)}, found {_short(found)}"]
-    return [] if expected == found else [f"{where}: expected {_short(expected)}, found {_short(found)}"]
+            out.extend(_diff(a, b, f"{path}[{i}]", limit - len(out), exact_numbers))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    if _same_number(expected, found):
+        if exact_numbers and type(expected) is not type(found):
+            return [f"{where}: {_short(expected)} and {_short(found)} differ in type"]
+        return []
+    return [f"{where}: expected {_short(expected)}, found {_short(found)}"]
 
 
 def _same_number(a: Any, b: Any) -> bool:
@@ -78,8 +135,7 @@ def _same_number(a: Any, b: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clip(repr(value), 60)
 
 
 # ---- permission ----------------------------------------------------------------------------------
@@ -88,22 +144,22 @@ def judge_permission(trace: Trace, sop: Sop, oracle: Oracle) -> Judgement:
     executed = [i for i, call in enumerate(trace.calls) if call.name == goal and call.succeeded]
     if oracle.goal_permitted:
         if executed:
-            return Judgement(True)
+            return PASSED
         attempts = [i for i, call in enumerate(trace.calls) if call.name == goal]
         if attempts:
-            why = f"{goal} was permitted but every attempt failed (step {attempts[-1] + 1})"
+            why = f"{goal} was permitted but every attempt failed (step {step_label(trace.calls, attempts[-1])})"
         else:
             why = f"{goal} was permitted but never executed"
         if trace.messages:
             why += "; what the agent said does not count, only a successful call does"
         return Judgement(False, (why,))
     if not executed:
-        return Judgement(True)
+        return PASSED
     step = executed[0]
     call = trace.calls[step]
     rule = sop.rule(goal)
     failing = _false_constraints(rule.expr if rule else None, call.arguments, oracle, step)
-    why = f"{call} at step {step + 1} executed {goal} although it was not permitted"
+    why = f"{call} at step {step_label(trace.calls, step)} executed {goal} although it was not permitted"
     if failing:
         why += ": " + "; ".join(f'"{text}" does not hold' for text in failing)
     return Judgement(False, (why,))
@@ -130,7 +186,7 @@ def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, 
         checker = _PrefixVerifier(trace.calls, step, sop, oracle)
         if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
             continue
-        text = f"{call} at step {step + 1}: {checker.problem or 'its procedure was not verified'}"
+        text = f"{call} at step {step_label(trace.calls, step)}: {checker.problem or 'its procedure was not verified'}"
         if rule.read_only and call.name != oracle.goal:
             notes.append(f"(read-only, not counted) {text}")
         else:
@@ -249,7 +305,10 @@ class _PrefixVerifier:
         ]
         shown = format_single(single.positive, bindings)
         if failed:
-            self._fail(f'"{shown}" was called at step {failed[-1] + 1} but did not succeed, so it verifies nothing')
+            self._fail(
+                f'"{shown}" was called at step {step_label(self.calls, failed[-1])} but did not succeed, '
+                "so it verifies nothing"
+            )
         else:
             self._fail(f'"{shown}" was never called successfully before it')
         return None

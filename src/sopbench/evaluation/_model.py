@@ -14,13 +14,16 @@ class ToolCall:
     """One tool call of a trace, as it happened.
 
     ``succeeded`` is False when the call raised, was rejected, or returned a failure value: such a
-    call verifies nothing and does not execute a service.
+    call verifies nothing and does not execute a service. ``step`` is the label explanations give
+    the call (for an episode: the index of the message holding its output); None: its 1-based
+    position in the trace.
     """
 
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     output: Any = None
     succeeded: bool = True
+    step: int | None = None
 
     def __str__(self) -> str:
         return format_call(self.name, self.arguments)
@@ -87,6 +90,10 @@ class Judgement:
 
     passed: bool
     explanations: tuple[str, ...] = ()
+
+
+# A passed judgement has nothing to say: one shared, immutable instance.
+PASSED = Judgement(True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sopbench.constraints import And, Expr, Or, Single, dump
-from sopbench.domains import Domain, LenientSystem
+from sopbench.domains import Domain, LenientSystem, simplify
 from sopbench.tasks import Task
 
-from ._domain_access import simplify
 from ._enumerate import Variant, single_text
 
 

@@ -30,9 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sopbench.constraints import And, Chain, Expr, Gate, Not, Or, Single, rename, singles
-from sopbench.domains import Catalogue
-
-from ._domain_access import default_dependencies, expand, simplify
+from sopbench.domains import Catalogue, default_dependencies, expand, simplify
 
 # value of a constraint instance in an assignment
 HOLDS, FAILS, FREE = 1, 0, -1

@@ -14,10 +14,9 @@ from typing import Any
 import orjson
 
 from sopbench.constraints import dump
-from sopbench.domains import Domain, get_domain
+from sopbench.domains import Domain, action_graph, get_domain, run_reference_path
 from sopbench.tasks import Task, task_from_json
 
-from ._domain_access import action_graph, run_reference_path
 from ._enumerate import Assignment, Variant, domain_variants, goals, single_text
 from ._pools import person
 from ._realise import DEFAULT_BUDGET, Realiser, State

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sopbench.domains import parameter_problem as argument_problem
+
 from ._pools import fresh_strings
-from ._scoring_access import argument_problem
 
 # Date layouts the published domains store (ISO dates and times, and the library's human dates).
 _DATE_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d")

@@ -15,7 +15,8 @@ from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._record import record_json
 from ._run import BASELINE_AGENTS, Episode, Progress, RunReport, episode_seed, play, run, select_tasks
-from ._setup import TOOL_LISTS, episode_setup, offered_tools, task_ids
+from ._scoring import EpisodeScores, score_finished_episode
+from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
 from ._store import SCHEMA_VERSION, STORE_NAME, Store, StoreError, default_tasks_path, open_existing
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "STORE_NAME",
     "TOOL_LISTS",
     "Episode",
+    "EpisodeScores",
     "EpisodeResult",
     "ExecutedCall",
     "Limits",
@@ -43,9 +45,11 @@ __all__ = [
     "offered_tools",
     "open_existing",
     "play",
+    "published_offer",
     "record_json",
     "run",
     "run_episode",
+    "score_finished_episode",
     "select_tasks",
     "task_ids",
     "trajectory_file_name",

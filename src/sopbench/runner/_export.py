@@ -13,7 +13,7 @@ import orjson
 from sopbench.tasks import Task, load_tasks
 
 from ._record import record_json
-from ._scoring_access import PUBLISHED_CHECKS
+from ._scoring import PUBLISHED_CHECKS
 from ._store import Store
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
@@ -25,7 +25,9 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
     verdict = None
     if row["status"] == "completed":
         verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
-        verdict.update({key: row["compat"][key] for key in PUBLISHED_CHECKS})
+        # null checks: the published evaluator crashes on this episode (its explanations say why)
+        compat = row["compat"] or {}
+        verdict.update({key: compat.get(key) for key in PUBLISHED_CHECKS})
     line = {
         "domain": row["domain"],
         "task_id": row["task_id"],

@@ -13,11 +13,12 @@ from typing import Any
 
 from sopbench.agents import Agent, Usage, agent_factory, user_factory
 from sopbench.domains import PUBLISHED_DOMAINS
+from sopbench.scoring import RunScore, ScoringError, Summary, summarize
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
 from ._episode import EpisodeResult, Limits, run_episode
-from ._scoring_access import RunScore, ScoringError, Summary, score_episode, summarize
+from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
 from ._store import Store
 
@@ -185,12 +186,16 @@ def episode_row(
     status, end, reason = result.status, result.end, result.reason
     if status == "completed":
         try:
-            score = score_episode(task, result.messages, result.final_database, tool_list=config.tool_list)
+            score = score_finished_episode(
+                task, result.messages, result.final_database, tool_list=config.tool_list
+            )
         except ScoringError as exc:
             status, end, reason = "infra_error", "infra_error", f"cannot be scored: {exc}"
         else:
-            verdict, compat = score.sound.verdict, score.compat.verdict
+            verdict, compat = score.sound.verdict, score.compat_fields()
             explanations = list(score.sound.explanations)
+            if score.compat_failure is not None:
+                explanations.append(f"published checks not available: {score.compat_failure}")
     calls = [
         {
             "id": c.id,

@@ -11,7 +11,7 @@ from sopbench.constraints import Expr
 from sopbench.domains import Domain, get_domain, parameters_schema
 from sopbench.tasks import Task
 
-from ._domain_access import default_sops, full_tool_names, verifiers
+from ._offer import default_sops, full_tool_names, verifiers
 
 ToolList = Literal["full", "oracle"]
 TOOL_LISTS: tuple[str, ...] = ("full", "oracle")

@@ -9,8 +9,20 @@
 the named quirks of ``QUIRKS`` (see ``sopbench.scoring._protocol`` and docs/protocols.md).
 """
 
-from ._api import RunScore, ScoringError, ScoringReport, load_records, score_paths, score_record, score_run
-from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, protocol_by_name, quirk_names
+from ._api import (
+    RunScore,
+    ScoringError,
+    ScoringReport,
+    load_records,
+    score_paths,
+    score_record,
+    score_run,
+)
+from ._caches import cold_caches
+from ._calls import EpisodeCall, PublishedCrash
+from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
+from ._episode import UnknownGoal, episode_calls, score_episode
+from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._summary import (
     ALL_DOMAINS,
     Comparison,
@@ -29,21 +41,30 @@ from ._summary import (
 
 __all__ = [
     "ALL_DOMAINS",
+    "PUBLISHED_CHECKS",
     "QUIRKS",
     "SOPBENCH",
     "SOUND",
+    "VERDICT_KEYS",
     "Comparison",
     "DomainSummary",
+    "EpisodeCall",
+    "EpisodeScore",
     "LeaderboardCell",
     "LeaderboardRow",
     "Protocol",
+    "PublishedCrash",
     "Quirk",
+    "QuirkSwitches",
     "Rate",
     "RunScore",
     "ScoringError",
     "ScoringReport",
     "Summary",
+    "UnknownGoal",
+    "cold_caches",
     "compare",
+    "episode_calls",
     "leaderboard",
     "load_records",
     "protocol_by_name",
@@ -52,6 +73,7 @@ __all__ = [
     "refuse_all_scores",
     "refuse_all_record",
     "score_paths",
+    "score_episode",
     "score_record",
     "score_run",
     "summarize",

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench._io import LoadError, StrPath, collector_paused, read_json
-from sopbench.traces import Record, detect_output_format, iter_trajectory_files
-from sopbench.traces._load import FileDecoder
+from sopbench._io import StrPath
+from sopbench.domains import UnknownDomain
+from sopbench.traces import Record, detect_output_format, iter_trajectory_files, read_trajectory_file
 
 from ._calls import PublishedCrash
-from ._engine import VERDICT_KEYS, score_record_run
+from ._checks import VERDICT_KEYS, EpisodeScore
+from ._episode import UnknownGoal, episode_calls, score_episode
 from ._protocol import SOUND, Protocol
-from ._tables import domain_tables
 
 __all__ = [
     "RunScore",
@@ -31,13 +31,20 @@ class ScoringError(Exception):
     """A run that cannot be scored, located by file, record and run."""
 
     def __init__(
-        self, message: str, *, source: str | None = None, record: int | None = None, run: int | None = None
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        record: int | None = None,
+        run: int | None = None,
+        whole_record: bool = False,
     ):
         super().__init__(message)
         self.message = message
         self.source = source
         self.record = record
         self.run = run
+        self.whole_record = whole_record  # no run of the record can be scored
 
     def __str__(self) -> str:
         parts = [p for p in (self.source, _label("record", self.record), _label("run", self.run)) if p]
@@ -52,7 +59,9 @@ def _label(what: str, value: int | None) -> str | None:
 class RunScore:
     """The verdict on one run under one protocol."""
 
-    source: str  # the trajectory file's name without folders ("" for a record not read from a file)
+    source: (
+        str  # the trajectory file's path as given (``Record.source``; "" for a record not read from a file)
+    )
     domain: str
     record: int  # index of the record in its file
     run: int  # index of the run in the record's interactions
@@ -62,6 +71,9 @@ class RunScore:
     justified_refusal: bool | None  # None: not asked for, or the task must succeed
     should_succeed: bool
     goal: str
+    # The verdict as score_episode made it (an evaluation.Verdict inside); ``verdict`` above is its
+    # ``verdict_fields()``. None for scores not made by scoring a run (the refuse-all baseline).
+    episode: EpisodeScore | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -100,7 +112,7 @@ def score_run(
     overrides the bank card reading that the ``credit_cards_as_shipped`` quirk implies.
     ``justify_refusal`` also computes ``justified_refusal`` for tasks that must be refused.
     """
-    source = record.file.name if record.file is not None else ""
+    source = record.source
     if not 0 <= run_index < len(record.runs):
         raise ScoringError(
             f"no run {run_index} (the record has {len(record.runs)})",
@@ -109,15 +121,30 @@ def score_run(
             run=run_index,
         )
     name = domain or record.domain
-    if credit_cards is None:
-        credit_cards = "dict" if protocol.has("credit_cards_as_shipped") else "list"
-    try:
-        tables = domain_tables(name, credit_cards)
-    except KeyError as exc:
-        raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
     fmt = output_format or detect_output_format([record])
     try:
-        outcome = score_record_run(record, run_index, protocol, tables, fmt, justify_refusal=justify_refusal)
+        calls, executed = episode_calls(record.runs[run_index], protocol, justify_refusal=justify_refusal)
+        score = score_episode(
+            record.task,
+            calls,
+            record.runs[run_index].final_database,
+            protocol,
+            executed=executed,
+            domain=name,
+            output_format=fmt,
+            credit_cards=credit_cards,
+            justify_refusal=justify_refusal,
+        )
+    except UnknownDomain as exc:
+        raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
+    except UnknownGoal as exc:
+        runs = len(record.runs)
+        raise ScoringError(
+            f"{exc} (its {runs} run{'s' if runs != 1 else ''} cannot be scored)",
+            source=source,
+            record=record.index,
+            whole_record=True,
+        ) from None
     except PublishedCrash as exc:
         raise ScoringError(
             f"the published evaluator fails on this run: {exc}",
@@ -142,11 +169,12 @@ def score_run(
         record=record.index,
         run=run_index,
         protocol=protocol.name,
-        verdict=outcome.verdict,
-        explanations=tuple(outcome.explanations),
-        justified_refusal=outcome.justified_refusal,
+        verdict=score.verdict_fields(),
+        explanations=score.explanations,
+        justified_refusal=score.justified_refusal,
         should_succeed=record.task.action_should_succeed,
         goal=record.task.goal,
+        episode=score,
     )
 
 
@@ -213,7 +241,7 @@ def score_paths(
             on_error(error)
 
     for position, path in enumerate(iter_trajectory_files(paths), start=1):
-        records = _load_file(path, fail)
+        records = read_trajectory_file(path, fail)
         if records is None:
             continue
         report.files += 1
@@ -222,11 +250,11 @@ def score_paths(
         for record in records:
             report.records += 1
             if not record.runs:
-                report.records_without_runs.append((path.name, record.index))
+                report.records_without_runs.append((record.source, record.index))
                 continue
             indexes = range(1) if runs == "first" else range(len(record.runs))
+            report.runs += len(indexes)
             for run_index in indexes:
-                report.runs += 1
                 try:
                     score = score_run(
                         record,
@@ -238,6 +266,8 @@ def score_paths(
                     )
                 except ScoringError as error:
                     fail(error)
+                    if error.whole_record:
+                        break
                     continue
                 report.scored += 1
                 yield score
@@ -248,33 +278,4 @@ def score_paths(
 def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[Record]:
     """Every loadable record of one trajectory file (bad records and an unreadable file go to
     ``on_error``, default: raise)."""
-
-    def fail(error: Exception) -> None:
-        if on_error is None:
-            raise error
-        on_error(error)
-
-    return _load_file(Path(path), fail) or []
-
-
-def _load_file(path: Path, fail: ErrorCallback) -> list[Record] | None:
-    """A file's records; bad records are reported and skipped, an unreadable file is reported."""
-    with collector_paused():
-        try:
-            data = read_json(path)
-        except LoadError as error:
-            fail(error)
-            return None
-        if data is None:
-            return []
-        if not isinstance(data, list):
-            fail(LoadError("expected a JSON list of records", file=path))
-            return None
-        records = []
-        decoder = FileDecoder(path, trusted=True)  # the data came from orjson: plain JSON types only
-        for index, entry in enumerate(data):
-            try:
-                records.append(decoder.record(entry, index))
-            except LoadError as error:
-                fail(error)
-    return records
+    return read_trajectory_file(path, on_error) or []

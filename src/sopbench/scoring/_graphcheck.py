@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sopbench.constraints import ActionGraph, clip
+from sopbench.domains import Implication
+
 from ._calls import PublishedCrash, ScoredCall
-from ._tables import DomainTables, Graph, Implication
+from ._oracle_replay import STATUS_ERROR, STATUS_NOT_REPLAYED
+from ._tables import DomainTables
 from ._values import as_tuples
 
 _WILDCARD = object()
-STATUS_REPLAYED, STATUS_NOT_REPLAYED, STATUS_ERROR = 0, 1, 2
 
 
 @dataclass
@@ -25,7 +28,7 @@ class GraphCheck:
     """Switches: ``loose`` (Q6), ``failed_count`` (Q7), ``dropped_implications`` (Q5)."""
 
     tables: DomainTables
-    task_graph: Graph
+    task_graph: ActionGraph
     loose: bool
     failed_count: bool
     dropped_implications: bool
@@ -35,26 +38,26 @@ class GraphCheck:
     def run(self, calls: Sequence[ScoredCall], statuses: Sequence[int], succeeded: Sequence[bool]) -> bool:
         satisfied = True
         params = self.tables.graph_params
-        for call, status in zip(calls, statuses, strict=True):
+        for index, (call, status) in enumerate(zip(calls, statuses, strict=True)):
             if status == STATUS_ERROR or (status == STATUS_NOT_REPLAYED and not self.failed_count):
                 continue
             if call.name not in params:
                 continue
             graph, node = self._node_of(call.name)
-            node_map: Mapping[str, str] = graph.labels[node][1]
+            node_map: Mapping[str, str] = graph.nodes[node][1]
             bindings = self._bindings(call.arguments, node_map)
-            children = graph.children[node]
+            children = graph.child_indexes[node]
             if children and not self._holds(graph, children[0], bindings):
                 satisfied = False
                 self.problems.append(self._explain(call, graph, children[0], bindings))
                 continue
-            if not self.failed_count and not succeeded[call.step - 1]:
+            if not self.failed_count and not succeeded[index]:
                 continue  # a call that failed in the agent's environment verifies nothing
             self._record(call, node_map)
         return satisfied
 
-    def _node_of(self, tool: str) -> tuple[Graph, int]:
-        index = self.task_graph.first_node.get(tool)
+    def _node_of(self, tool: str) -> tuple[ActionGraph, int]:
+        index = self.task_graph.first_tool_node.get(tool)
         if index is not None:
             return self.task_graph, index
         return self.tables.default_graphs[tool], 0
@@ -67,11 +70,11 @@ class GraphCheck:
         return {var: arguments[param] for param, var in node_map.items() if param in arguments}
 
     # ---- satisfaction ------------------------------------------------------------------------------
-    def _holds(self, graph: Graph, index: int, bindings: Mapping[str, Any]) -> bool:
-        label = graph.labels[index]
+    def _holds(self, graph: ActionGraph, index: int, bindings: Mapping[str, Any]) -> bool:
+        label = graph.nodes[index]
         if isinstance(label, str):
             is_and = label == "and"
-            for child in graph.children[index]:
+            for child in graph.child_indexes[index]:
                 if self._holds(graph, child, bindings) != is_and:
                     return not is_and
             return is_and
@@ -140,18 +143,18 @@ class GraphCheck:
                 _add(existing[1], row)
 
     # ---- explanations ------------------------------------------------------------------------------
-    def _explain(self, call: ScoredCall, graph: Graph, index: int, bindings: Mapping[str, Any]) -> str:
+    def _explain(self, call: ScoredCall, graph: ActionGraph, index: int, bindings: Mapping[str, Any]) -> str:
         missing = self._unmet(graph, index, bindings)
         return (
             f"{call.describe()} at step {call.step}: its action graph needs {missing} before it; "
             f"call {'it' if ' or ' not in missing else 'one of them'} first"
         )
 
-    def _unmet(self, graph: Graph, index: int, bindings: Mapping[str, Any]) -> str:
-        label = graph.labels[index]
+    def _unmet(self, graph: ActionGraph, index: int, bindings: Mapping[str, Any]) -> str:
+        label = graph.nodes[index]
         if isinstance(label, str):
-            failing = [c for c in graph.children[index] if not self._safe_holds(graph, c, bindings)]
-            parts = [self._unmet(graph, c, bindings) for c in (failing or graph.children[index])]
+            failing = [c for c in graph.child_indexes[index] if not self._safe_holds(graph, c, bindings)]
+            parts = [self._unmet(graph, c, bindings) for c in (failing or graph.child_indexes[index])]
             if label == "and":
                 return parts[0] if parts else "nothing"
             return " or ".join(dict.fromkeys(parts))
@@ -162,7 +165,7 @@ class GraphCheck:
         )
         return f"{tool}({args})"
 
-    def _safe_holds(self, graph: Graph, index: int, bindings: Mapping[str, Any]) -> bool:
+    def _safe_holds(self, graph: ActionGraph, index: int, bindings: Mapping[str, Any]) -> bool:
         try:
             return self._holds(graph, index, bindings)
         except PublishedCrash:
@@ -177,7 +180,7 @@ def published_get(arguments: Any, key: str) -> Any:
         if key in arguments:
             return arguments[key]
     except TypeError as exc:
-        raise PublishedCrash(f"arguments {str(arguments)[:40]!r} cannot be looked up ({exc})") from None
+        raise PublishedCrash(f"arguments {clip(str(arguments), 40)!r} cannot be looked up ({exc})") from None
     return None
 
 

@@ -86,7 +86,7 @@ The quirks
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 __all__ = [
     "QUIRKS",
@@ -94,6 +94,7 @@ __all__ = [
     "SOUND",
     "Protocol",
     "Quirk",
+    "QuirkSwitches",
     "protocol_by_name",
     "quirk_names",
 ]
@@ -230,16 +231,52 @@ def quirk_names() -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class QuirkSwitches:
+    """The quirks of a protocol as typed switches, one field per quirk of ``QUIRKS``.
+
+    The scorer reads quirks only through this object: a misspelt switch is an ``AttributeError``,
+    never a quirk silently off.
+    """
+
+    first_call_only: bool = False
+    python_eval: bool = False
+    pair_output_equivalence: bool = False
+    success_from_output_text: bool = False
+    unchecked_argument_types: bool = False
+    replay_unoffered_tools: bool = False
+    strict_class_lacks_internal_tools: bool = False
+    session_before_credentials: bool = False
+    credit_cards_as_shipped: bool = False
+    python_equality_database: bool = False
+    graph_check: bool = False
+    loose_parameter_matching: bool = False
+    failed_prerequisites_count: bool = False
+    dropped_innate_implications: bool = False
+
+    @classmethod
+    def of(cls, quirks: Iterable[str]) -> QuirkSwitches:
+        _check_names(quirks)
+        return cls(**dict.fromkeys(quirks, True))
+
+
+# Every documented quirk is a switch and every switch a documented quirk.
+assert [f.name for f in fields(QuirkSwitches)] == list(QUIRKS), "QuirkSwitches and QUIRKS differ"
+
+
+@dataclass(frozen=True, slots=True)
 class Protocol:
-    """A scoring protocol: a name and the set of enabled quirks."""
+    """A scoring protocol: a name and the set of enabled quirks (also as typed ``switches``)."""
 
     name: str
     quirks: frozenset[str] = frozenset()
+    switches: QuirkSwitches = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _check_names(self.quirks)
+        object.__setattr__(self, "switches", QuirkSwitches.of(self.quirks))
 
     def has(self, quirk: str) -> bool:
+        """Whether ``quirk`` is enabled; an unknown name raises ``ValueError``."""
+        _check_names((quirk,))
         return quirk in self.quirks
 
     def with_quirks(self, enable: Iterable[str] = (), disable: Iterable[str] = ()) -> Protocol:

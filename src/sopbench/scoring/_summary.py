@@ -10,11 +10,11 @@ from typing import Any
 
 from sopbench._io import StrPath
 from sopbench.tasks import Task
-from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name
+from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name, read_trajectory_file
 from sopbench.traces import iter_trajectory_files as _files
 
-from ._api import RunScore, ScoringError, _load_file, score_run
-from ._engine import PUBLISHED_CHECKS
+from ._api import RunScore, ScoringError, score_run
+from ._checks import PUBLISHED_CHECKS
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
 
 __all__ = [
@@ -381,7 +381,7 @@ def compare(
     variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
     result = Comparison()
     for path in _files(paths):
-        records = _load_file(path, lambda error: result.errors.append(str(error)))
+        records = read_trajectory_file(path, lambda error: result.errors.append(str(error)))
         if not records:
             continue
         from sopbench.traces import detect_output_format

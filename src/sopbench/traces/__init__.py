@@ -9,16 +9,17 @@
 
 from sopbench._io import LoadError
 
+from ._files import iter_trajectory_files, parse_trajectory_file_name
 from ._load import (
     ErrorHandler,
     detect_output_format,
     is_tuple_output,
     iter_records,
-    iter_trajectory_files,
-    parse_trajectory_file_name,
+    read_trajectory_file,
     record_from_json,
 )
 from ._model import (
+    PUBLISHED_CHECKS,
     AgentConfig,
     Message,
     OutputFormat,
@@ -31,8 +32,10 @@ from ._model import (
     TrajectoryFile,
     VerdictLayout,
 )
+from ._parse import decode_arguments
 
 __all__ = [
+    "PUBLISHED_CHECKS",
     "AgentConfig",
     "ErrorHandler",
     "LoadError",
@@ -46,10 +49,12 @@ __all__ = [
     "ToolStep",
     "TrajectoryFile",
     "VerdictLayout",
+    "decode_arguments",
     "detect_output_format",
     "is_tuple_output",
     "iter_records",
     "iter_trajectory_files",
     "parse_trajectory_file_name",
+    "read_trajectory_file",
     "record_from_json",
 ]

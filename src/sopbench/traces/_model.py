@@ -122,38 +122,76 @@ class Run:
     final_database: dict[str, Any]  # the lenient system's database at the end of the run
 
     def tool_steps(self) -> list[ToolStep]:
-        """Every tool call of every message, paired with the tool message that answered it.
+        """Every tool call of every message, in call order, with the output text it got.
+
+        Calls the simulator never executed (the ``exit_conversation`` call, "N/A" pseudo-calls) get
+        None. The pairing rule is ``executed_calls``'s.
+        """
+        messages = self.messages
+        return [
+            ToolStep(call, None if answer is None else messages[answer].content)
+            for call, answer in _paired_calls(messages, unanswered=True)
+        ]
+
+    def executed_calls(self) -> list[tuple[ToolCallRecord, int]]:
+        """Every call the simulator executed, with the index of the tool message that answered it,
+        in the order of the answers.
 
         Answers are the tool messages right after the calling message; a call takes the one with its
-        ``tool_call_id``, else the first one not yet taken. Calls the simulator never executed (the
-        ``exit_conversation`` call, "N/A" pseudo-calls) get None.
+        ``tool_call_id``, else the first one not yet taken. Calls left without an answer
+        (``exit_conversation``, "N/A" pseudo-calls) were never executed and are not listed.
         """
-        steps: list[ToolStep] = []
-        for position, message in enumerate(self.messages):
-            if message.tool_calls:
-                steps.extend(_pair_answers(message.tool_calls, self._answers_after(position)))
-        return steps
-
-    def _answers_after(self, position: int) -> list[Message]:
-        answers: list[Message] = []
-        for message in self.messages[position + 1 :]:
-            if not message.is_tool:
-                break
-            answers.append(message)
-        return answers
+        pairs = _paired_calls(self.messages, unanswered=False)
+        pairs.sort(key=_answer_position)
+        return pairs  # type: ignore[return-value]
 
 
-def _pair_answers(calls: tuple[ToolCallRecord, ...], answers: list[Message]) -> list[ToolStep]:
-    unclaimed = list(answers)
-    steps = []
-    for call in calls:
-        answer = next((m for m in unclaimed if call.id is not None and m.tool_call_id == call.id), None)
-        if answer is None and unclaimed:
-            answer = unclaimed[0]
-        if answer is not None:
-            unclaimed.remove(answer)
-        steps.append(ToolStep(call, None if answer is None else answer.content))
-    return steps
+def _answer_position(pair: tuple[ToolCallRecord, int | None]) -> int:
+    return pair[1]  # type: ignore[return-value]
+
+
+def _paired_calls(
+    messages: tuple[Message, ...], *, unanswered: bool
+) -> list[tuple[ToolCallRecord, int | None]]:
+    """The one pairing rule of calls and answers (see ``Run.executed_calls``), in call order;
+    with ``unanswered``, calls without an answer are listed with None."""
+    count = len(messages)
+    out: list[tuple[ToolCallRecord, int | None]] = []
+    for index, message in enumerate(messages):
+        if not message.tool_calls:
+            continue
+        unclaimed = []  # the tool messages right after this one
+        position = index + 1
+        while position < count and messages[position].sender is None:
+            unclaimed.append(position)
+            position += 1
+        for call in message.tool_calls:
+            if not unclaimed:
+                if not unanswered:
+                    break
+                out.append((call, None))
+                continue
+            chosen = unclaimed[0]
+            if call.id is not None:
+                for answer in unclaimed:
+                    if messages[answer].tool_call_id == call.id:
+                        chosen = answer
+                        break
+            unclaimed.remove(chosen)
+            out.append((call, chosen))
+    return out
+
+
+# The published evaluator's checks (spec §7.3), by their published names, in its order.
+PUBLISHED_CHECKS = (
+    "no_tool_call_error",
+    "constraint_not_violated",
+    "database_match",
+    "action_successfully_called",
+    "dirgraph_satisfied",
+    "action_called_correctly",
+    "success",
+)
 
 
 class VerdictLayout(StrEnum):
@@ -202,3 +240,10 @@ class Record:
     # Non-fatal findings, e.g. tool arguments that are not JSON (kept on the calls, reported here).
     problems: tuple[LoadError, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        """Where the record was read from: its file's path as the caller gave it (the folder
+        argument joined with the path below it), so equal file names in two folders stay apart;
+        "" for a record not read from a file."""
+        return self.file.as_posix() if self.file is not None else ""

@@ -7,7 +7,7 @@ published code does with that data; see ``tools.py``.
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import CARDS_AS_STORED, CREDIT_CARDS_OPTION, BankDatabase, new_session
 
@@ -25,6 +25,14 @@ DOMAIN = register_domain(
             "foreign currency, using the functions available to you."
         ),
         options={CREDIT_CARDS_OPTION: CARDS_AS_STORED},
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "identification": None},
+            "logout_user": {"username": REQUIRED},
+            "authenticate_admin_password": {"username": REQUIRED, "admin_password": REQUIRED},
+        },
     )
 )
 

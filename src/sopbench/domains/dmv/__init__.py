@@ -5,7 +5,7 @@ Importing this package registers ``DOMAIN`` (name ``dmv``, lenient system name `
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import DMVDatabase, new_session
 
@@ -28,6 +28,14 @@ DOMAIN = register_domain(
             "titles, using the tools described below."
         ),
         options={LICENCE_NUMBER_OPTION: "digest"},
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "identification": None},
+            "logout_user": {"username": REQUIRED},
+            "authenticate_admin_password": {"username": REQUIRED, "admin_password": REQUIRED},
+        },
     )
 )
 

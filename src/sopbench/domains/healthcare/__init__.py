@@ -8,7 +8,7 @@ and the truth of every constraint in ``constraints.py``.
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import HealthcareDatabase, new_session
 
@@ -26,6 +26,13 @@ DOMAIN = register_domain(
             "providers their policy authorises, and booking appointments with providers. Each of these "
             "services comes with conditions that must be checked, in the stated order, before you act."
         ),
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "identification": None},
+            "logout_user": {"username": REQUIRED},
+        },
     )
 )
 

@@ -6,7 +6,7 @@ Dates are human strings such as ``"October 10th, 2024"``; the database's ``inter
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import LibraryDatabase, new_session
 
@@ -24,6 +24,13 @@ DOMAIN = register_domain(
             "the catalogue and withdraw them. Act only through the tools, and only when the library's "
             "rules for the request are met."
         ),
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "password": None},
+            "logout_user": {"username": REQUIRED},
+        },
     )
 )
 

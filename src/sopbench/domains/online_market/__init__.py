@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import OnlineMarketDatabase, new_session
 
@@ -19,6 +19,13 @@ DOMAIN = register_domain(
             "and orders, cancelling, returning or exchanging orders, applying coupons to orders and "
             "writing product reviews."
         ),
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "password": None},
+            "logout_user": {"username": REQUIRED},
+        },
     )
 )
 

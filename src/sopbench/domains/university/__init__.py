@@ -8,7 +8,7 @@ wording: ``constraints.py``; database layout and session: ``state.py``.
 
 from pathlib import Path
 
-from sopbench.domains import Domain, register_domain
+from sopbench.domains import REQUIRED, Domain, register_domain
 
 from .state import UniversityDatabase, new_session
 
@@ -34,6 +34,22 @@ DOMAIN = register_domain(
             # so the code's reading is the default; True gives the described reading.
             EMPTY_MAJOR_RESTRICTION_IS_OPEN: False,
         },
+        # The published strict class gave these methods an explicit signature (all others took
+        # ``**kwargs``): arguments that do not fit raised TypeError before any check, and a
+        # missing optional credential defaulted to None.
+        # Its university class delegated only login/logout and the services: the ``internal_*``
+        # look-ups existed on the lenient system alone (spec §3.1).
+        published_strict_signatures={
+            "login_user": {"username": REQUIRED, "password": REQUIRED},
+            "logout_user": {"username": REQUIRED},
+            "enroll_course": {"username": REQUIRED, "course_code": REQUIRED},
+            "drop_course": {"username": REQUIRED, "course_code": REQUIRED},
+            "request_graduation": {"username": REQUIRED},
+            "apply_financial_aid": {"username": REQUIRED},
+            "change_major": {"username": REQUIRED, "new_major": REQUIRED},
+            "declare_minor": {"username": REQUIRED, "minor": REQUIRED},
+        },
+        published_strict_lacks_internal_tools=True,
     )
 )
 

@@ -1,19 +1,11 @@
-"""Everything the runner needs from the domains package that is not (yet) its public API.
-
-# adapter: the lead switches this to the public API at merge
-(``sopbench.domains`` is adding default SOPs, link mapping and task oracles to its public API; until
-then this module is the only place in the runner that reads a private ``domains._x`` module.)
-"""
+"""What an agent is offered of a domain: the tool list, each action's SOP, how constraints are checked."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from sopbench.constraints import Expr, Single
-from sopbench.domains import Domain
-from sopbench.domains._derive import (
-    default_dependencies,
-)  # adapter: the lead switches this to the public API at merge
+from sopbench.domains import Domain, default_dependencies
 
 # The one tool no agent is offered: it reads the whole database (the published flag that would have
 # offered it is never set). Every other tool is offered by the ``full`` list, including the published
@@ -42,9 +34,7 @@ def verifiers(domain: Domain) -> dict[str, Expr | None]:
     """
     catalogue = domain.catalogue
     table: dict[str, Expr | None] = dict(catalogue.processes)
-    for constraint, link in catalogue.links.items():
-        params = dict(link.params or ())
-        for param in catalogue.graph_params(link.name):
-            params.setdefault(param, param)
-        table[constraint] = Single(link.name, tuple(params.items()))
+    for constraint in catalogue.links:
+        tool, params = catalogue.linked_call(Single(constraint))
+        table[constraint] = Single(tool, tuple(params.items()))
     return table
