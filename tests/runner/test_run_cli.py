@@ -116,3 +116,29 @@ def test_a_missing_required_option_or_a_bad_value_is_a_usage_error(small_tasks, 
     )
     assert result.exit_code == 2 and "bad.json" in result.output
     assert not (tmp_path / "r").exists()  # nothing was created for a run that could not start
+
+
+def test_without_tasks_the_generated_set_is_built_once_and_played(tmp_path, monkeypatch):
+    import sopbench.generation as generation
+
+    cache = tmp_path / "cache"
+    built: list[int] = []
+
+    def build(seed: int = 0, progress=None):  # one small domain instead of all seven (20 s)
+        if not (cache / "bank_tasks.json").exists():
+            built.append(seed)
+            cache.mkdir()
+            generation.generate(["bank"], cache, seed=seed, goals=["get_account_balance"], progress=progress)
+        return cache
+
+    monkeypatch.setattr(generation, "default_tasks_dir", build)
+    monkeypatch.setattr(generation, "default_tasks_ready", lambda seed=0: cache.exists())
+    for folder in ("a", "b"):
+        result = CliRunner().invoke(
+            app,
+            ["run", "--agent", "reference", "--domain", "bank", "--output", str(tmp_path / folder), "--json"],
+        )
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["episodes"] > 0 and report["summary"]["all"]["passed"] == report["episodes"]
+    assert built == [0]
