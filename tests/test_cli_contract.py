@@ -428,3 +428,15 @@ def test_a_full_disk_while_writing_is_one_line_and_leaves_nothing_behind(traject
     assert result.exit_code == 1
     assert stderr_lines(result) == [f"error: --output {out}: cannot write (No space left on device)"]
     assert out.read_text() == "previous results\n" and sibling_temporaries(out) == []
+
+
+def test_parsing_errors_are_one_line_with_exit_2(tmp_path):
+    for args, expected in (
+        (("evaluate", str(tmp_path)), "error: Missing option '--output'"),
+        (("run", "--agent", "reference", "-o", str(tmp_path / "r"), "--concurrency", "0"), "'--concurrency'"),
+        (("nosuchverb",), "No such command 'nosuchverb'"),
+    ):
+        result = _run_piped(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""

@@ -566,7 +566,22 @@ def generate(
 
 
 def main() -> None:
-    app()
+    """The console script: click's own usage errors (a missing option, a bad value) become one line
+    like every other user mistake; exit codes are those of the verbs."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:  # Ctrl-C outside any verb (while options are parsed)
+        err_console().print("interrupted: nothing was started", markup=False)
+        sys.exit(130)
+    except typer.TyperException as exc:  # typer's parsing errors: usage errors, exit 2
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare ``sopbench``: the help itself
+            out_console().print(exc.format_message(), markup=False, highlight=False)
+            sys.exit(0)
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+        err_console().print(f"error: {exc.format_message()}{where}", markup=False, soft_wrap=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 # ---- run and export ------------------------------------------------------------------------------
