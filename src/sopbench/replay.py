@@ -184,11 +184,14 @@ def _reproduced(replay: RunReplay) -> bool:
 
 
 def replay_file(
-    path: Path, *, on_error: Callable[[LoadError], None] | None = None
+    path: Path,
+    *,
+    on_error: Callable[[LoadError], None] | None = None,
+    on_record_without_runs: Callable[[Record], None] | None = None,
 ) -> Iterator[RunReplay]:
     """Replay every run of one trajectory file.
 
-    A run is *misaligned* (its conversation was stored next to the wrong task) when it opens with
+    Records that hold no run have nothing to replay; ``on_record_without_runs`` is told of each. A run is *misaligned* (its conversation was stored next to the wrong task) when it opens with
     another task's prompt and not its own, or when its prompt is shared by several tasks and it
     reproduces exactly on one of the others but not on its own; ``belongs_to`` names that record.
     """
@@ -199,6 +202,10 @@ def replay_file(
     for record in records:
         by_prompt.setdefault(record.task.user_prompt, []).append(record)
     for record in records:
+        if not record.runs:
+            if on_record_without_runs is not None:
+                on_record_without_runs(record)
+            continue
         try:
             domain = get_domain(record.domain)
         except KeyError as exc:
@@ -226,12 +233,13 @@ def replay_paths(
     *,
     on_error: Callable[[LoadError], None] | None = None,
     on_file: Callable[[Path], None] | None = None,
+    on_record_without_runs: Callable[[Record], None] | None = None,
 ) -> Iterator[RunReplay]:
     """Replay every run of every record of the trajectory files under ``paths``, file by file."""
     for path in iter_trajectory_files(paths):
         if on_file is not None:
             on_file(path)
-        yield from replay_file(path, on_error=on_error)
+        yield from replay_file(path, on_error=on_error, on_record_without_runs=on_record_without_runs)
 
 
 @dataclass

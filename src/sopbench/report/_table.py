@@ -67,8 +67,12 @@ def rate_text(passed: int, total: int) -> str:
     return "-" if not total else f"{100 * passed / total:.2f}% ({passed}/{total})"
 
 
-def records_without_trajectory(pairs: Sequence[tuple[str, int]], *, files_shown: int = 20) -> str | None:
-    """One line naming records that hold no run, grouped by file: ``None`` when there are none."""
+def records_without_trajectory(
+    pairs: Sequence[tuple[str, int]], *, files_shown: int = 20, not_done: str = "not scored"
+) -> str | None:
+    """One line naming records that hold no run, grouped by file: ``None`` when there are none.
+
+    ``not_done`` says what the verb could not do with them."""
     if not pairs:
         return None
     by_file: dict[str, list[int]] = {}
@@ -79,7 +83,7 @@ def records_without_trajectory(pairs: Sequence[tuple[str, int]], *, files_shown:
         shown = ", ".join(str(i) for i in indexes[:10]) + (", ..." if len(indexes) > 10 else "")
         parts.append(f"{name}: {len(indexes)} (records {shown})")
     more = f"; and {len(by_file) - files_shown} more files" if len(by_file) > files_shown else ""
-    return f"{len(pairs)} records have no trajectory (not scored): " + "; ".join(parts) + more
+    return f"{len(pairs)} records have no trajectory ({not_done}): " + "; ".join(parts) + more
 
 
 JUDGEMENTS = ("database", "permission", "procedure")
