@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sopbench.scoring import Summary
+from sopbench.scoring import DomainSummary, Summary
 
 
 @dataclass
@@ -89,6 +89,18 @@ def records_without_trajectory(
 JUDGEMENTS = ("database", "permission", "procedure")
 
 
+def rate_cells(domain: DomainSummary) -> list[str]:
+    """The cells every summary row starts with: runs, pass rate, the rates on tasks that must
+    succeed and must be refused, and their balanced mean."""
+    return [
+        str(domain.runs),
+        percent(domain.pass_rate),
+        rate_text(*domain.should_succeed),
+        rate_text(*domain.should_refuse),
+        percent(domain.balanced),
+    ]
+
+
 def summary_table(
     summary: Summary, title: str, *, justified: bool = False, first: str = "domain"
 ) -> TextTable:
@@ -99,11 +111,7 @@ def summary_table(
     for name, domain in summary.domains.items():
         row = [
             name,
-            str(domain.runs),
-            percent(domain.pass_rate),
-            rate_text(*domain.should_succeed),
-            rate_text(*domain.should_refuse),
-            percent(domain.balanced),
+            *rate_cells(domain),
             *(str(domain.failures.get(judgement, 0)) for judgement in JUDGEMENTS),
         ]
         if justified:
