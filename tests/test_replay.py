@@ -109,3 +109,17 @@ def test_replay_of_all_published_trajectories_meets_the_fidelity_targets():
             assert ours[user]["driver_license"]["dl_number"] != recorded[user]["driver_license"]["dl_number"]
             ours[user]["driver_license"]["dl_number"] = recorded[user]["driver_license"]["dl_number"]
             assert ours[user] == recorded[user]
+
+
+def test_replay_cli_names_records_that_hold_no_trajectory(tmp_path, make_record):
+    folder = tmp_path / "bank"
+    folder.mkdir()
+    empty = make_record()
+    empty["interactions"] = []
+    name = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+    (folder / name).write_text(json.dumps([make_record(), empty]))
+    out = tmp_path / "replay.jsonl"
+    result = CliRunner().invoke(app, ["replay", str(tmp_path), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"1 records have no trajectory (not replayed): bank/{name}: 1 (records 1)" in result.output
+    assert [json.loads(line)["record"] for line in out.read_text().splitlines()] == [0]

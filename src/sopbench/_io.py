@@ -1,4 +1,4 @@
-"""Reading helpers shared by the task and trajectory loaders.
+"""Reading helpers shared by the task and trajectory loaders, and the one atomic file write.
 
 Every failure while reading published data becomes one ``LoadError`` that names the file, the record
 (or task) and the field, e.g. ``bank/foo.json.gz: record 3: field "task": missing``. Validators raise
@@ -11,6 +11,7 @@ import gc
 import gzip
 import json
 import os
+import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,6 +102,20 @@ def display_path(path: Path) -> str:
 
 
 # -- reading files ------------------------------------------------------------------------------------
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write beside the target, then rename: a reader never sees a truncated file, and a failure
+    leaves an existing file as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def read_bytes(path: StrPath) -> bytes:

@@ -179,6 +179,7 @@ def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
     Writes one JSON line per run (source, domain, record, run, tool_outputs, final_database,
     errors, ...) and prints, per domain, how many tool outputs and final databases match the
     recorded ones. Runs whose conversation belongs to another task are counted as misaligned.
+    Records without a trajectory are counted and named, not replayed.
     """
     from sopbench.report import replay_files
 
@@ -331,9 +332,9 @@ def leaderboard(
             progress=advance,
             on_problem=job.problem,
         )
-    named = records_without_trajectory(report.records_without_runs)
+    named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
-        err_console().print(named.replace("not scored", "not counted"), markup=False)
+        err_console().print(named, markup=False)
     job.finish("every file was scored")
     job.write_text(target, render_leaderboard(report, output_format))
     if not target.is_stdout:

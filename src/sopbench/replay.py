@@ -18,7 +18,14 @@ from typing import Any
 
 from sopbench._io import LoadError
 from sopbench.agents import EXIT_TOOL
-from sopbench.domains import Domain, LenientSystem, OutputFormat, get_domain, tool_not_found_text
+from sopbench.domains import (
+    Domain,
+    LenientSystem,
+    OutputFormat,
+    get_domain,
+    replay_calls,
+    tool_not_found_text,
+)
 from sopbench.traces import (
     Record,
     Run,
@@ -136,27 +143,29 @@ def replay_run(
 ) -> RunReplay:
     system = LenientSystem(domain, record.task.initial_database, record.task.constraint_parameters, atomic=False)
     offered = offered_tools(domain, record, also_offered)
-    outputs: list[str] = []
+    calls: list[tuple[str, Any]] = []
     recorded: list[str | None] = []
     errors: list[str] = []
     answers = {id(step.call): step.output_text for step in run.tool_steps()}
     for message in run.messages:
-        calls = message.tool_calls
-        if not calls or any(c.name.lower() in NO_ACTION_NAMES for c in calls):
+        message_calls = message.tool_calls
+        if not message_calls or any(c.name.lower() in NO_ACTION_NAMES for c in message_calls):
             continue
-        if any(c.name == EXIT_TOOL for c in calls):
+        if any(c.name == EXIT_TOOL for c in message_calls):
             break
-        for call in calls:
-            step = len(outputs) + 1
+        for call in message_calls:
             if call.name not in offered:
-                text = tool_not_found_text(call.name)
+                arguments: Any = None
             elif call.arguments is None:
-                errors.append(f"step {step}: {call.name} arguments are not a JSON object ({call.arguments_error})")
-                text = system.execute(call.name, call.arguments_text, offered_only=False).content(output_format)
+                errors.append(
+                    f"step {len(calls) + 1}: {call.name} arguments are not a JSON object ({call.arguments_error})"
+                )
+                arguments = call.arguments_text
             else:
-                text = system.execute(call.name, call.arguments, offered_only=False).content(output_format)
-            outputs.append(text)
+                arguments = call.arguments
+            calls.append((call.name, arguments))
             recorded.append(answers.get(id(call)))
+    outputs = replay_calls(system, calls, output_format)
     return RunReplay(
         source=record.source,
         domain=record.domain,
@@ -175,11 +184,14 @@ def _reproduced(replay: RunReplay) -> bool:
 
 
 def replay_file(
-    path: Path, *, on_error: Callable[[LoadError], None] | None = None
+    path: Path,
+    *,
+    on_error: Callable[[LoadError], None] | None = None,
+    on_record_without_runs: Callable[[Record], None] | None = None,
 ) -> Iterator[RunReplay]:
     """Replay every run of one trajectory file.
 
-    A run is *misaligned* (its conversation was stored next to the wrong task) when it opens with
+    Records that hold no run have nothing to replay; ``on_record_without_runs`` is told of each. A run is *misaligned* (its conversation was stored next to the wrong task) when it opens with
     another task's prompt and not its own, or when its prompt is shared by several tasks and it
     reproduces exactly on one of the others but not on its own; ``belongs_to`` names that record.
     """
@@ -190,6 +202,10 @@ def replay_file(
     for record in records:
         by_prompt.setdefault(record.task.user_prompt, []).append(record)
     for record in records:
+        if not record.runs:
+            if on_record_without_runs is not None:
+                on_record_without_runs(record)
+            continue
         try:
             domain = get_domain(record.domain)
         except KeyError as exc:
@@ -217,12 +233,13 @@ def replay_paths(
     *,
     on_error: Callable[[LoadError], None] | None = None,
     on_file: Callable[[Path], None] | None = None,
+    on_record_without_runs: Callable[[Record], None] | None = None,
 ) -> Iterator[RunReplay]:
     """Replay every run of every record of the trajectory files under ``paths``, file by file."""
     for path in iter_trajectory_files(paths):
         if on_file is not None:
             on_file(path)
-        yield from replay_file(path, on_error=on_error)
+        yield from replay_file(path, on_error=on_error, on_record_without_runs=on_record_without_runs)
 
 
 @dataclass

@@ -26,6 +26,8 @@ from sopbench.domains import (
     LenientSystem,
     StrictSystem,
     canonical_json,
+    replay_calls,
+    tool_not_found_text,
 )
 from sopbench.domains._oracle import run_reference_path
 from sopbench.domains.bank import DOMAIN
@@ -135,6 +137,34 @@ def test_transfer_to_unknown_recipient_keeps_the_debit_unless_atomic() -> None:
         "transfer_funds", {"username": "ava", "destination_username": "zoe", "amount": 10, "unit": "dollar"}
     )
     assert safe.db == bank()
+
+
+def test_replayed_calls_give_the_same_story_as_texts_and_as_successes() -> None:
+    def transfer(to: str, amount: float) -> dict[str, Any]:
+        return {"username": "ava", "destination_username": to, "amount": amount, "unit": "dollar"}
+
+    calls: list[tuple[str, Any]] = [
+        ("transfer_funds", transfer("ben", 10)),
+        ("transfer_funds", None),  # answered "not found": nothing runs
+        ("transfer_funds", '{"username": "ava",'),  # not a JSON object: nothing runs
+        ("no_such_tool", {}),
+        ("transfer_funds", transfer("zoe", 5)),  # raises half-way: the debit stays, as published
+        ("transfer_funds", transfer("ben", 0)),  # the tool's own refusal
+    ]
+    as_texts = LenientSystem(DOMAIN, bank(), atomic=False)
+    texts = replay_calls(as_texts, calls, "value")
+    as_successes = LenientSystem(DOMAIN, bank(), atomic=False)
+    successes = replay_calls(as_successes, calls)
+
+    assert texts[0] == "True"
+    assert texts[1] == tool_not_found_text("transfer_funds")
+    assert texts[2].startswith("Error: arguments of transfer_funds are not valid JSON")
+    assert texts[3] == tool_not_found_text("no_such_tool")
+    assert texts[4] == "KeyError: 'zoe'"
+    assert texts[5] == "False"
+    assert successes == [True, False, False, False, False, False]
+    assert as_texts.db == as_successes.db
+    assert as_successes.db["accounts"]["ava"]["balance"] == 800.0 - 10 - 5
 
 
 def test_deposit_and_bill_divide_unless_the_unit_says_dollar() -> None:

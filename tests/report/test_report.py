@@ -104,6 +104,8 @@ def test_replay_files_writes_each_run_and_counts_per_domain(files):
     assert [run.record for run in written] == [0, 2] and done == [f"bank/{FILE_NAME}"]
     assert report.runs == 2 and report.as_dict()["domains"][0]["runs"] == 2
     assert report.table().rows[0][:2] == ["bank", "2"]
+    assert report.as_dict()["records_without_trajectory"] == [{"file": f"bank/{FILE_NAME}", "record": 1}]
+    assert report.notes() == [f"1 records have no trajectory (not replayed): bank/{FILE_NAME}: 1 (records 1)"]
 
 
 def test_run_diagnosis_counts_the_builtin_kinds_and_the_tasks(published_tasks):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -254,6 +254,45 @@ class LenientSystem(_Evaluating):
             if snapshot is not None:
                 _restore(self.db, snapshot)
             return ToolOutcome(name, args, error=f"{type(exc).__name__}: {exc}")
+
+
+def replay_calls(
+    system: LenientSystem,
+    calls: Iterable[tuple[str, Mapping[str, Any] | str | None]],
+    output_format: OutputFormat | None = None,
+) -> list[Any]:
+    """Executes recorded calls in order on ``system`` as the environment that recorded them did.
+
+    Each call is ``(name, arguments)``: the arguments are the JSON object the agent sent (the
+    system may keep or change it: pass one the caller owns), the text it sent when that was not a
+    JSON object (answered with the parse error), or None for a call the environment did not execute
+    (it answered that the tool was not found). Every tool of the domain can be called: the caller
+    decides what was offered. Returns one outcome per call: with ``output_format``, the text the
+    agent was shown; without, whether the call succeeded (cheaper: results are never copied).
+    """
+    if output_format is not None:
+        return [
+            tool_not_found_text(name)
+            if arguments is None
+            else system.execute(name, arguments, offered_only=False).content(output_format)
+            for name, arguments in calls
+        ]
+    tools = system.domain.tools
+    invoke = system.invoke
+    outcomes: list[bool] = []
+    for name, arguments in calls:
+        if arguments is None or name not in tools:
+            outcomes.append(False)
+        elif type(arguments) is str:
+            outcomes.append(system.execute(name, arguments, offered_only=False).ok)
+        else:
+            # What ``execute(...).ok`` says, without the copies execute makes of the arguments
+            # (the caller's own) and of the result (only its success is read).
+            try:
+                outcomes.append(succeeded(invoke(name, arguments)))  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 - as execute: a failing call is an unsuccessful one
+                outcomes.append(False)
+    return outcomes
 
 
 class StrictSystem(_Evaluating):

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from sopbench._io import write_atomically
 from sopbench.domains import PUBLISHED_DOMAINS, get_domain
 from sopbench.tasks import load_tasks
 
@@ -31,19 +32,6 @@ class Generated:
     tasks_file: Path
     coverage_file: Path
     comparison: Comparison | None
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write beside the target, then rename: readers never see a truncated file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def published_file(compare_path: Path, domain: str) -> Path | None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sopbench.replay import ReplaySummary, RunReplay, replay_paths
+from sopbench.traces import Record
 
-from ._table import TextTable
+from ._table import TextTable, records_without_trajectory
 
 REPLAY_COLUMNS = [
     "domain",
@@ -28,12 +29,20 @@ class ReplayReport:
     files: int
     summary: ReplaySummary
     runs: int
+    records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"files": self.files, "domains": self.summary.rows()}
+        return {
+            "files": self.files,
+            "domains": self.summary.rows(),
+            "records_without_trajectory": [
+                {"file": name, "record": index} for name, index in self.records_without_runs
+            ],
+        }
 
     def notes(self) -> list[str]:
-        return []
+        named = records_without_trajectory(self.records_without_runs, not_done="not replayed")
+        return [] if named is None else [named]
 
     def table(self) -> TextTable:
         table = TextTable(f"replay of {self.files} files", [c.replace("_", " ") for c in REPLAY_COLUMNS])
@@ -56,6 +65,7 @@ def replay_files(
     files = list(files)
     runs = 0
     pending: list[str] = []
+    without_runs: list[tuple[str, int]] = []
 
     def started(path: Path) -> None:
         # replay_paths announces a file before replaying it: the previous one is then done.
@@ -63,12 +73,18 @@ def replay_files(
             progress(pending.pop())
         pending.append(f"{path.parent.name}/{path.name}")
 
+    def without_trajectory(record: Record) -> None:
+        without_runs.append((pending[-1], record.index))
+
     for result in replay_paths(
-        files, on_error=(lambda error: on_problem(str(error))) if on_problem else None, on_file=started
+        files,
+        on_error=(lambda error: on_problem(str(error))) if on_problem else None,
+        on_file=started,
+        on_record_without_runs=without_trajectory,
     ):
         summary.add(result)
         runs += 1
         write(result)
     if pending and progress is not None:
         progress(pending.pop())
-    return ReplayReport(files=len(files), summary=summary, runs=runs)
+    return ReplayReport(files=len(files), summary=summary, runs=runs, records_without_runs=without_runs)

@@ -6,7 +6,7 @@ from typing import Protocol
 
 from sopbench.scoring import Summary
 
-from ._table import TextTable, percent, rate_text, summary_table
+from ._table import TextTable, rate_cells, summary_table
 
 
 class RunResult(Protocol):
@@ -34,16 +34,6 @@ def run_tables(report: RunResult, agent: str) -> list[TextTable]:
             ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"],
         )
         for name, summary in [(agent, report.summary), *report.baselines.items()]:
-            overall = summary.overall
-            side.add_row(
-                [
-                    name,
-                    str(overall.runs),
-                    percent(overall.pass_rate),
-                    rate_text(*overall.should_succeed),
-                    rate_text(*overall.should_refuse),
-                    percent(overall.balanced),
-                ]
-            )
+            side.add_row([name, *rate_cells(summary.overall)])
         tables.append(side)
     return tables

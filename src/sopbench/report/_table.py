@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sopbench.scoring import Summary
+from sopbench.scoring import DomainSummary, Summary
 
 
 @dataclass
@@ -67,8 +67,12 @@ def rate_text(passed: int, total: int) -> str:
     return "-" if not total else f"{100 * passed / total:.2f}% ({passed}/{total})"
 
 
-def records_without_trajectory(pairs: Sequence[tuple[str, int]], *, files_shown: int = 20) -> str | None:
-    """One line naming records that hold no run, grouped by file: ``None`` when there are none."""
+def records_without_trajectory(
+    pairs: Sequence[tuple[str, int]], *, files_shown: int = 20, not_done: str = "not scored"
+) -> str | None:
+    """One line naming records that hold no run, grouped by file: ``None`` when there are none.
+
+    ``not_done`` says what the verb could not do with them."""
     if not pairs:
         return None
     by_file: dict[str, list[int]] = {}
@@ -79,10 +83,22 @@ def records_without_trajectory(pairs: Sequence[tuple[str, int]], *, files_shown:
         shown = ", ".join(str(i) for i in indexes[:10]) + (", ..." if len(indexes) > 10 else "")
         parts.append(f"{name}: {len(indexes)} (records {shown})")
     more = f"; and {len(by_file) - files_shown} more files" if len(by_file) > files_shown else ""
-    return f"{len(pairs)} records have no trajectory (not scored): " + "; ".join(parts) + more
+    return f"{len(pairs)} records have no trajectory ({not_done}): " + "; ".join(parts) + more
 
 
 JUDGEMENTS = ("database", "permission", "procedure")
+
+
+def rate_cells(domain: DomainSummary) -> list[str]:
+    """The cells every summary row starts with: runs, pass rate, the rates on tasks that must
+    succeed and must be refused, and their balanced mean."""
+    return [
+        str(domain.runs),
+        percent(domain.pass_rate),
+        rate_text(*domain.should_succeed),
+        rate_text(*domain.should_refuse),
+        percent(domain.balanced),
+    ]
 
 
 def summary_table(
@@ -95,11 +111,7 @@ def summary_table(
     for name, domain in summary.domains.items():
         row = [
             name,
-            str(domain.runs),
-            percent(domain.pass_rate),
-            rate_text(*domain.should_succeed),
-            rate_text(*domain.should_refuse),
-            percent(domain.balanced),
+            *rate_cells(domain),
             *(str(domain.failures.get(judgement, 0)) for judgement in JUDGEMENTS),
         ]
         if justified:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from sopbench._io import write_atomically
 from sopbench.tasks import Task, load_tasks
 
 from ._record import record_json
@@ -114,19 +113,7 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
             / domain
             / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"])
         )
-        atomic_write(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))
+        write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))
         written.append(target)
     return written
 
-
-def atomic_write(target: Path, data: bytes) -> None:
-    """Write beside the target, then rename: a reader never sees half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from sopbench.constraints import clip
-from sopbench.domains import LenientSystem, succeeded, tool_not_found_text
+from sopbench.domains import LenientSystem, replay_calls, tool_not_found_text
 from sopbench.traces import Run, ToolCallRecord, decode_arguments
 
 from ._tables import DomainTables
@@ -136,31 +136,30 @@ def environment_outcomes(
 ) -> list[bool]:
     """Replays what the agent's environment executed: whether each call succeeded, in order.
 
-    Calls are run in order on a fresh lenient system, with the JSON arguments the agent sent; a
-    call answered "not found" was not executed. ``database`` is a private copy of the task's
+    Calls are run in order on a fresh lenient system (``domains.replay_calls``), with the JSON
+    arguments the agent sent; a call answered "not found", or whose arguments are not a JSON object,
+    was not executed. ``database`` is a private copy of the task's
     database (None: the system makes its own).
     """
-    domain = tables.domain
     system = LenientSystem(
-        domain,
+        tables.domain,
         task.initial_database if database is None else database,
         task.constraint_parameters,
         copy=database is None,
         atomic=False,
         options=tables.options,
     )
-    tools = domain.tools
-    outcomes: list[bool] = []
-    for call in executed:
-        name = call.name
-        if name not in tools or call.json_arguments is None or call.output_text == tool_not_found_text(name):
-            outcomes.append(False)
-            continue
-        # What ``system.execute(name, arguments, offered_only=False).ok`` says, without the copies
-        # execute makes of the arguments (already fresh) and of the result (only its success is read).
-        try:
-            outcomes.append(succeeded(system.invoke(name, fresh(call.json_arguments))))
-        except Exception:  # noqa: BLE001 - as execute: a failing call is an unsuccessful one
-            outcomes.append(False)
+    outcomes = replay_calls(
+        system,
+        (
+            (
+                call.name,
+                None
+                if call.json_arguments is None or call.output_text == tool_not_found_text(call.name)
+                else fresh(call.json_arguments),
+            )
+            for call in executed
+        ),
+    )
     system.close()
     return outcomes
