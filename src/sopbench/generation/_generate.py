@@ -205,7 +205,11 @@ def generate_domain(
                     )
                     built: dict[str, Any] = {}
                     verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
-                    outcome = realiser.realise(variant, assignment, rng, produced, verify)
+                    # The first search also asks that a refusal rest on a constraint the agent is
+                    # shown; a combination whose failure can only be hidden is still made after it.
+                    outcome = realiser.realise(
+                        variant, assignment, rng, produced, verify, shown_refusal=attempt == 0
+                    )
                     if outcome.state is not None:
                         break
                 if outcome.state is None:
