@@ -231,6 +231,22 @@ class Realiser:
             system.close()
         return bad
 
+    def refusal_unseen(self, variant: Variant, state: State) -> bool:
+        """Whether a task to be refused would be carried out by an agent that checks what it is
+        shown: the SOP as shown (without hidden prerequisites) plainly holds and the goal goes
+        through on the system the agent talks to."""
+        system = LenientSystem(self.domain, state.db, state.params, copy=False)
+        try:
+            shown_holds = system.holds(variant.original, state.known)
+        except Exception:  # noqa: BLE001 - a check that cannot conclude stops the agent
+            shown_holds = False
+        finally:
+            system.close()
+        if not shown_holds:
+            return False
+        goal_params = self.domain.catalogue.graph_params(variant.goal)
+        return not self._goal_fails(GoalCall(variant.goal, tuple((p, p) for p in goal_params)), state)
+
     def _goal_fails(self, goal: Single, state: State) -> bool:
         """Whether the goal itself fails on the lenient system (run on a copy: it may write)."""
         system = LenientSystem(self.domain, state.db, state.params)
