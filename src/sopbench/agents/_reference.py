@@ -160,23 +160,40 @@ class Reference(Agent):
     ) -> Generator[Any, Any, tuple[bool, str]]:
         arguments = single.bind(bindings)
         wording = self.domain.describe_single(single, self.context.params)
-        if single.name in self.setup.verifiers:
-            process = self.setup.verifiers[single.name]
-            if process is not None:
-                # A process parameter the constraint does not bind (a login's identification) is
-                # one the user knows under its own name.
-                done = yield from self._run_process(process, {**self.known, **arguments})
-                if not done:
-                    return False, f'I could not check "{wording}"'
+        process = self.setup.verifiers.get(single.name)
+        if process is not None:
+            # A process parameter the constraint does not bind (a login's identification) is
+            # one the user knows under its own name.
+            done = yield from self._run_process(process, {**self.known, **arguments})
+            if not done:
+                return False, f'I could not check "{wording}"'
         value = yield from self._value(single.name, arguments)
+        if value is _UNSEEABLE and process is not None:
+            # The wording covers data no offered tool shows (every account's loans): the agent
+            # goes by the prescribed check, i.e. by what it showed of each record it was made
+            # about (the user's own loans); a record it showed nothing of does not count.
+            value = self._narrowed_value(single.name, arguments, process)
         if value is None:
             return False, f'I could not establish "{wording}"'
         if value is _UNSEEABLE:
-            # The prescribed check was made, but the wording covers data no offered tool shows
-            # (every account's loans): the agent goes by the prescribed check.
-            return True, ""
+            return True, ""  # nothing the agent can see speaks against it
         holds = bool(value) != single.negated
         return holds, "" if holds else f'"{wording}" does not hold'
+
+    def _narrowed_value(self, name: str, arguments: dict[str, Any], process: Expr) -> Any:
+        """The check over each record the process was made about, from results already seen
+        (no call is made); every such record must agree, else ``_UNSEEABLE``."""
+        sections = self.context.db
+        values = []
+        for subject in _process_subjects(process, {**self.known, **arguments}):
+            sections.within = (subject,)
+            try:
+                values.append(self.domain.checks[name](self.context, **arguments))
+            except Exception:  # noqa: BLE001 - needs a result not seen (or cannot conclude): no say
+                continue
+            finally:
+                sections.within = ()
+        return all(values) if values else _UNSEEABLE
 
     def _run_process(self, process: Expr, arguments: Mapping[str, Any]) -> Generator[Any, Any, bool]:
         """Make the calls of a verification process (an Or: the first way the agent can take)."""
@@ -235,6 +252,8 @@ class Reference(Agent):
         model would in its head: it costs no call.
         """
         seen = self.seen.get(_key(tool, arguments))
+        if seen is None and self.context.db.within:
+            raise _Unseeable(tool)  # narrowed to what was seen (see _narrowed_value)
         if seen is None:
             worked_out = self._work_out(tool, arguments)
             if worked_out is not _UNKNOWN:
@@ -314,6 +333,7 @@ class _Sections(dict):
     def __init__(self, agent: Reference) -> None:
         super().__init__()
         self.agent = agent
+        self.within: tuple[str, ...] = ()  # records a section is narrowed to (see _verify_single)
 
     def __getitem__(self, key: str) -> Any:
         agent = self.agent
@@ -326,8 +346,16 @@ class _Sections(dict):
             and agent.domain.tools[tool].kind is ToolKind.READ
         ]
         if len(readers) != 1:
+            if self.within:
+                return dict.fromkeys(self.within)
             raise _Unseeable(key)
         return agent._recall(readers[0])[1]
+
+
+def _process_subjects(process: Expr, arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    """The records a verification process is made about: the string arguments of its calls."""
+    found = [v for single in singles(process) for v in single.bind(arguments).values()]
+    return tuple(dict.fromkeys(v for v in found if isinstance(v, str)))
 
 
 def _last_tool_content(messages: Sequence[Message]) -> Any:

@@ -26,6 +26,11 @@ from ._wording import user_instruction, user_prompt
 # --gen_fulldeptasks); every subset of its 41-constraint pools would make 4,000 tasks.
 FULL_SOP_ONLY_DOMAINS = frozenset({"university"})
 ATTEMPTS = 3  # searches per task before its combination is reported unrealisable
+HIDDEN_REFUSAL = (
+    "every state found is refused only for a hidden prerequisite (an expanded constraint the "
+    "agent is not shown) while every constraint the agent is shown holds and the goal goes "
+    "through: no agent could refuse it for a reason it can check"
+)
 
 
 @dataclass(frozen=True)
@@ -205,11 +210,17 @@ def generate_domain(
                     )
                     built: dict[str, Any] = {}
                     verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
-                    outcome = realiser.realise(variant, assignment, rng, produced, verify)
+                    # The first search also asks that a refusal rest on a constraint the agent is
+                    # shown; a combination whose failure can only be hidden is still made after it.
+                    outcome = realiser.realise(
+                        variant, assignment, rng, produced, verify, shown_refusal=attempt == 0
+                    )
                     if outcome.state is not None:
                         break
                 if outcome.state is None:
                     reason = outcome.reason
+                    if built.get("hidden_refusal"):
+                        reason = HIDDEN_REFUSAL
                     break
                 produced.add(outcome.state.fingerprint())
                 made.append(built["task"])
@@ -257,6 +268,9 @@ def _acceptor(
     """The search's final test of a state: build the task, run it on the strict oracle."""
 
     def verify(state: State) -> bool:
+        if not assignment.outcome and realiser.refusal_unseen(variant, state):
+            built["hidden_refusal"] = True  # a task no agent could pass (see HIDDEN_REFUSAL)
+            return False
         task = _task_json(variant, assignment, state, realiser, instruction, graph, rng)
         if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
             return False

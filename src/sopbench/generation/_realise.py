@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from sopbench.constraints import Expr, Single, singles
-from sopbench.domains import Domain, LenientSystem
+from sopbench.constraints import Expr, Single, ToolNode, singles
+from sopbench.domains import Domain, LenientSystem, action_graph
 
 from ._enumerate import Assignment, Variant, single_text
 from ._values import (
@@ -49,6 +49,13 @@ SIDEWAYS_STEPS = 20  # equal-cost steps allowed per descent (to leave a plateau)
 
 class GoalCall(Single):
     """The goal call itself as a target: it must succeed when the task is to succeed."""
+
+    __slots__ = ()
+
+
+class ShownSop(Single):
+    """The SOP as the agent is shown it (the original constraints, without their hidden
+    prerequisites) as a target: a refusal must rest on a constraint the agent can check."""
 
     __slots__ = ()
 
@@ -91,13 +98,23 @@ class Realiser:
         self.params = dict(domain.catalogue.default_parameters)
         self.warm: list[State] = []
         self._kinds: dict[str, tuple[str, ...]] = {}
+        self._helpers: dict[tuple[str, int], list[Single]] = {}
+        self._shown: dict[str, Expr | None] = {}
         self._windows = sorted(
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
 
     # ---- what a task needs -------------------------------------------------------------------
     def variables(self, variant: Variant, assignment: Assignment) -> list[str]:
-        """The user-known variables: the goal's parameters, then those of every relevant instance."""
+        """The user-known variables: the goal's parameters, then those of every relevant instance,
+        then those only the actions an agent calls to check them take (a login's identification
+        before reading a balance: the user must be able to give it)."""
+        names = self._checked_variables(variant, assignment)
+        for helper in self.credential_helpers(variant, assignment):
+            names += [var for _, var in helper.params or () if var not in names]
+        return names
+
+    def _checked_variables(self, variant: Variant, assignment: Assignment) -> list[str]:
         names = list(self.domain.catalogue.graph_params(variant.goal))
         for single, value in assignment.values:
             if value >= 0:
@@ -105,6 +122,35 @@ class Realiser:
                     if var not in names:
                         names.append(var)
         return names
+
+    def credential_helpers(self, variant: Variant, assignment: Assignment) -> list[Single]:
+        """The helper actions that take a variable no instance takes: the user must know it, and
+        when the task is to succeed the call must work with it."""
+        checked = set(self._checked_variables(variant, assignment))
+        return [
+            helper
+            for helper in self.helpers(variant)
+            if any(var not in checked for _, var in helper.params or ())
+        ]
+
+    def helpers(self, variant: Variant) -> list[Single]:
+        """The offered actions of the variant's action graph other than the goal (those an agent
+        calls to verify the SOP: a login, a balance read), as calls over the task's variables."""
+        key = (variant.goal, variant.number)
+        if key not in self._helpers:
+            graph = action_graph(self.domain.catalogue, variant.goal, variant.original)
+            found: list[Single] = []
+            for node in graph.nodes[1:]:
+                if not isinstance(node, ToolNode) or node.tool == variant.goal:
+                    continue
+                spec = self.domain.tools.get(node.tool)
+                if spec is None or not spec.offered:
+                    continue
+                call = GoalCall(node.tool, tuple(node.params.items()))
+                if call not in found:
+                    found.append(call)
+            self._helpers[key] = found
+        return self._helpers[key]
 
     def kinds(self, variable: str, verification: Expr | None, goal: str) -> tuple[str, ...]:
         """JSON kinds a variable may take, from the schemas of the tools it is passed to."""
@@ -166,6 +212,14 @@ class Realiser:
                     if self._goal_fails(single, state):
                         bad.append(single)
                     continue
+                if isinstance(single, ShownSop):
+                    try:
+                        shown = system.holds(self._shown[single.name], state.known)
+                    except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
+                        shown = not want
+                    if shown != want:
+                        bad.append(single)
+                    continue
                 try:
                     got = system.value_of(single, state.known) == True  # noqa: E712 - the oracle's own test
                 except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
@@ -176,6 +230,22 @@ class Realiser:
         finally:
             system.close()
         return bad
+
+    def refusal_unseen(self, variant: Variant, state: State) -> bool:
+        """Whether a task to be refused would be carried out by an agent that checks what it is
+        shown: the SOP as shown (without hidden prerequisites) plainly holds and the goal goes
+        through on the system the agent talks to."""
+        system = LenientSystem(self.domain, state.db, state.params, copy=False)
+        try:
+            shown_holds = system.holds(variant.original, state.known)
+        except Exception:  # noqa: BLE001 - a check that cannot conclude stops the agent
+            shown_holds = False
+        finally:
+            system.close()
+        if not shown_holds:
+            return False
+        goal_params = self.domain.catalogue.graph_params(variant.goal)
+        return not self._goal_fails(GoalCall(variant.goal, tuple((p, p) for p in goal_params)), state)
 
     def _goal_fails(self, goal: Single, state: State) -> bool:
         """Whether the goal itself fails on the lenient system (run on a copy: it may write)."""
@@ -188,13 +258,32 @@ class Realiser:
 
     # ---- the search --------------------------------------------------------------------------
     def realise(
-        self, variant: Variant, assignment: Assignment, rng: random.Random, avoid: set[bytes], verify
+        self,
+        variant: Variant,
+        assignment: Assignment,
+        rng: random.Random,
+        avoid: set[bytes],
+        verify,
+        *,
+        shown_refusal: bool = True,
     ) -> Outcome:
+        """A verified state for the assignment. With ``shown_refusal``, a task to be refused must
+        also break the SOP as the agent is shown it (not only a hidden prerequisite of it)."""
         targets: list[tuple[Single, bool]] = [(s, v) for s, v in assignment.required.items()]
         if assignment.outcome:
             # A permitted goal must also work: its own checks (a matching password) must pass.
             goal_params = self.domain.catalogue.graph_params(variant.goal)
             targets.append((GoalCall(variant.goal, tuple((p, p) for p in goal_params)), True))
+            # ... and so must the actions an agent calls with the extra values to verify that
+            # it is permitted (a login before reading the balance a constraint speaks of).
+            targets += [(helper, True) for helper in self.credential_helpers(variant, assignment)]
+        elif shown_refusal:
+            shown = f"{variant.goal}#{variant.number}"
+            self._shown[shown] = variant.original
+            used = dict.fromkeys(
+                var for single in singles(variant.original) for _, var in single.params or ()
+            )
+            targets.append((ShownSop(shown, tuple((var, var) for var in used)), False))
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
         thresholds = [
