@@ -645,7 +645,12 @@ def run(
         str | None, typer.Option(metavar="MODE", help="Agent: fc, react or act-only.")
     ] = None,
     temperature: Annotated[
-        float | None, typer.Option(metavar="T", help="Agent: sampling temperature.")
+        str | None,
+        typer.Option(
+            metavar="T",
+            show_default=False,
+            help="Agent: sampling temperature (published: 0), or 'default' to send none (o-series models).",
+        ),
     ] = None,
     max_tokens: Annotated[
         int | None, typer.Option(metavar="N", help="Agent: completion token limit.")
@@ -700,8 +705,6 @@ def run(
         raise UserError(f"--import: {exc}") from None
     if tasks is not None:
         job.inputs([tasks], "--tasks")
-    else:
-        tasks = _default_task_set(job)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)
@@ -711,13 +714,15 @@ def run(
         base_url=base_url,
         model=model,
         tool_mode=tool_mode,
-        temperature=temperature,
+        temperature=_temperature(temperature),
         max_tokens=max_tokens,
         api_key_env=api_key_env,
         request_timeout=request_timeout,
         max_retries=max_retries,
         trajectories=None if trajectories is None else str(trajectories),
     )
+    if temperature == "default":  # passed as "not set": the model's own default applies
+        agent_options["temperature"] = None
     user_options = _given(
         base_url=user_base_url,
         model=user_model,
@@ -745,6 +750,12 @@ def run(
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise UserError(_first_error(exc)) from None
+    if tasks is None:  # every option checked first: building the generated set takes a while
+        try:
+            config.check_options()
+        except RunConfigError as exc:
+            raise UserError(str(exc)) from None
+        config = config.model_copy(update={"tasks": _default_task_set(job)})
     progress = _EpisodeProgress(job)
     try:
         with progress:
@@ -790,6 +801,15 @@ def _default_task_set(job: Job) -> Path:
         if seen:
             advance(seen[-1])
     return folder
+
+
+def _temperature(text: str | None) -> float | None:
+    if text is None or text == "default":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError(f"--temperature {text}: give a number or 'default'") from None
 
 
 def _given(**options: object) -> dict[str, object]:

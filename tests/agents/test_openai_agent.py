@@ -333,3 +333,43 @@ def test_a_rendered_turn_parses_back_to_itself(thought, name, arguments, reasoni
     parsed = parse_text_reply(render_text_reply(thought, [(name, raw_arguments)], reasoning))
     assert parsed.call == (name, raw_arguments) and parsed.problems == ()
     assert parsed.content == (thought.strip() or None)
+
+
+def test_temperature_default_sends_none_from_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from sopbench.cli import app
+    from sopbench.generation import generate
+
+    generate(["bank"], tmp_path / "tasks", seed=0, goals=["get_account_balance"])
+    replies = [call("exit_conversation")] * 4
+    with serve(replies) as server:
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "--agent",
+                "openai",
+                "--base-url",
+                server.url,
+                "--model",
+                "o4-mini",
+                "--temperature",
+                "default",
+                "--tasks",
+                str(tmp_path / "tasks"),
+                "--limit",
+                "1",
+                "--no-baselines",
+                "-o",
+                str(tmp_path / "r"),
+                "--json",
+            ],
+            env={KEY_ENV: "sk-test"},
+        )
+    assert result.exit_code == 0, result.output
+    assert server.requests and all("temperature" not in body for body in server.requests)
+    bad = CliRunner().invoke(
+        app, ["run", "--agent", "openai", "--temperature", "warm", "-o", str(tmp_path / "b")]
+    )
+    assert bad.exit_code == 2 and "--temperature warm" in bad.output
