@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -519,15 +521,7 @@ def generate(
         raise UserError(f"--output {output}: is a file; name a folder")
     if not output.parent.is_dir():
         raise UserError(f"--output {output}: folder {output.parent} does not exist (create it first)")
-    with job.progress(len(names), "generated", unit="domains") as advance:
-        started: list[str] = []
-
-        def on_goal(name: str, goal: str) -> None:
-            if name not in started:  # one step of the bar per domain
-                if started:
-                    advance(started[-1])
-                started.append(name)
-
+    with _generation_progress(job, len(names)) as on_goal:
         try:
             done = generate_tasks(
                 names,
@@ -540,8 +534,6 @@ def generate(
             )
         except KeyError as exc:  # a custom domain without a world database, say
             raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None
-        if started:
-            advance(started[-1])
     reports = []
     for item in done:
         report = item.result.report.as_dict()
@@ -788,19 +780,25 @@ def _default_task_set(job: Job) -> Path:
     if default_tasks_ready():
         return default_tasks_dir()
     err_console().print("building the generated task set (first use only; about 20 s)", markup=False)
-    with job.progress(len(PUBLISHED_DOMAINS), "generated", unit="domains") as advance:
-        seen: list[str] = []
+    with _generation_progress(job, len(PUBLISHED_DOMAINS)) as on_goal:
+        return default_tasks_dir(progress=on_goal)
+
+
+@contextmanager
+def _generation_progress(job: Job, domains: int) -> Iterator[Callable[[str, str], None]]:
+    """The ``progress(domain, goal)`` callback of generation, as one bar step per finished domain."""
+    started: list[str] = []
+    with job.progress(domains, "generated", unit="domains") as advance:
 
         def on_goal(domain: str, goal: str) -> None:
-            if domain not in seen:
-                if seen:
-                    advance(seen[-1])
-                seen.append(domain)
+            if domain not in started:
+                if started:
+                    advance(started[-1])
+                started.append(domain)
 
-        folder = default_tasks_dir(progress=on_goal)
-        if seen:
-            advance(seen[-1])
-    return folder
+        yield on_goal
+        if started:
+            advance(started[-1])
 
 
 def _temperature(text: str | None) -> float | None:

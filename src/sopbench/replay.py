@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import LoadError
-from sopbench.agents import EXIT_TOOL
+from sopbench.agents import EXIT_TOOL, NO_ACTION_NAMES
 from sopbench.domains import (
     Domain,
     LenientSystem,
@@ -34,8 +34,6 @@ from sopbench.traces import (
     iter_records,
     iter_trajectory_files,
 )
-
-NO_ACTION_NAMES = frozenset({"none", "n/a"})
 
 
 @dataclass
@@ -56,7 +54,11 @@ class RunReplay:
 
     @property
     def outputs_matching(self) -> int:
-        return sum(1 for ours, theirs in zip(self.tool_outputs, self.recorded_outputs, strict=False) if ours == theirs)
+        return sum(
+            1
+            for ours, theirs in zip(self.tool_outputs, self.recorded_outputs, strict=False)
+            if ours == theirs
+        )
 
     @property
     def database_matches(self) -> bool:
@@ -96,7 +98,9 @@ def offered_tools(domain: Domain, record: Record, also_offered: Iterable[str] = 
     """
     offered = {tool.name for tool in domain.offered_tools()}
     if record.setup.tool_list == "oracle":
-        offered &= {node.tool for node in record.task.directed_action_graph.nodes if not isinstance(node, str)}
+        offered &= {
+            node.tool for node in record.task.directed_action_graph.nodes if not isinstance(node, str)
+        }
     return offered | set(also_offered)
 
 
@@ -141,7 +145,9 @@ def replay_run(
     *,
     also_offered: Iterable[str] = (),
 ) -> RunReplay:
-    system = LenientSystem(domain, record.task.initial_database, record.task.constraint_parameters, atomic=False)
+    system = LenientSystem(
+        domain, record.task.initial_database, record.task.constraint_parameters, atomic=False
+    )
     offered = offered_tools(domain, record, also_offered)
     calls: list[tuple[str, Any]] = []
     recorded: list[str | None] = []
@@ -222,7 +228,9 @@ def replay_file(
                     result.misaligned, result.belongs_to = True, owners[0].index
             elif not _reproduced(result) and len(by_prompt[record.task.user_prompt]) > 1:
                 for other in by_prompt[record.task.user_prompt]:
-                    if other is not record and _reproduced(replay_run(domain, other, run, fmt, also_offered=also_offered)):
+                    if other is not record and _reproduced(
+                        replay_run(domain, other, run, fmt, also_offered=also_offered)
+                    ):
                         result.misaligned, result.belongs_to = True, other.index
                         break
             yield result

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 import pytest
 
+from sopbench.agents import EXIT_TOOL, NO_ACTION_NAMES
 from sopbench.constraints import Single, singles
 from sopbench.domains import PUBLISHED_DOMAINS, Domain, LenientSystem, get_domain
-from sopbench.replay import EXIT_TOOL, NO_ACTION_NAMES
 from sopbench.tasks import Task
 from sopbench.traces import iter_records
 

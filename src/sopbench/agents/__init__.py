@@ -15,6 +15,7 @@ from . import openai  # noqa: E402, F401 - the ``openai`` agent and the ``llm`` 
 from ._baselines import NoVerify, RefuseAll  # noqa: E402
 from ._protocol import (
     EXIT_TOOL,
+    NO_ACTION_NAMES,
     Agent,
     AgentFactory,
     AgentInfraError,
@@ -40,6 +41,7 @@ from ._users import NoUser, ScriptedUser, ScriptError, known_values_reply, load_
 
 __all__ = [
     "EXIT_TOOL",
+    "NO_ACTION_NAMES",
     "Agent",
     "AgentFactory",
     "AgentInfraError",

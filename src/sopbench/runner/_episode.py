@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from sopbench.agents import (
     EXIT_TOOL,
+    NO_ACTION_NAMES,
     Agent,
     AgentInfraError,
     AgentTurn,
@@ -34,8 +35,6 @@ from sopbench.agents import (
 from sopbench.domains import LenientSystem, get_domain, parse_arguments, tool_not_found
 
 Status = Literal["completed", "infra_error"]
-# Text-protocol agents write these for "no action" (published: such a call is no call at all).
-NO_ACTION_NAMES = frozenset({"none", "n/a"})
 
 
 @dataclass(frozen=True, slots=True)

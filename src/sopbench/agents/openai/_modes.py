@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sopbench.agents._protocol import Message
+from sopbench.agents._protocol import NO_ACTION_NAMES, Message
 
-# A tool name that means "no tool" in every mode (the published loop treats such a call as none).
-NO_ACTION = frozenset({"n/a", "na", "none", "null", ""})
+# A tool name that means "no tool" in every mode: the published ones, and the spellings models also
+# write for them in a text-protocol reply.
+NO_ACTION = NO_ACTION_NAMES | {"na", "null", ""}
 
 
 # ---- sending --------------------------------------------------------------------------------------
