@@ -243,7 +243,7 @@ def test_a_place_that_refuses_the_file_is_one_line(trajectories, tmp_path, monke
     def refuse(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
     out = tmp_path / "out.jsonl"
     result = invoke("evaluate", trajectories, "-o", out)
     assert result.exit_code == 2

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import IO, Any, TypeAlias
 
 import orjson
 
@@ -104,18 +104,43 @@ def display_path(path: Path) -> str:
 # -- reading files ------------------------------------------------------------------------------------
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write beside the target, then rename: a reader never sees a truncated file, and a failure
-    leaves an existing file as it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+@contextmanager
+def atomic_file(path: Path) -> Iterator[IO[bytes]]:
+    """A binary file that becomes ``path`` only when the block completes: written beside the target
+    (a hidden ``.part`` file), flushed to disk, given the mode a plain ``open(path, "w")`` would give
+    (the existing file's, or 0666 less the umask), then renamed over it. On any error or interrupt the
+    temporary file is removed and an existing file under that name is left as it was. Through a
+    symlink, the file it points to is replaced and the link kept. The one atomic writer of sopbench."""
+    path = path.resolve() if path.is_symlink() else path
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    temporary = Path(name)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, _plain_mode(path))
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+
+
+def _plain_mode(path: Path) -> int:
+    """The permissions ``open(path, "w")`` would leave (``mkstemp`` makes 0600 files)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` with ``atomic_file`` (its folder is created when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as out:
+        out.write(data)
 
 
 def read_bytes(path: StrPath) -> bytes:

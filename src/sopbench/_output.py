@@ -26,10 +26,9 @@ import inspect
 import os
 import re
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,8 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sopbench._io import atomic_file
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -211,26 +212,21 @@ class Job:
             yield sys.stdout.buffer
             sys.stdout.buffer.flush()
             return
-        # Through a symlink, the file it points to is replaced and the link kept (as open() would).
         path = target.path.resolve() if target.path.is_symlink() else target.path
+        stack = ExitStack()
         try:
-            handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, renamed on success
-                mode="wb", dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False
-            )
-        except OSError as exc:
+            handle = stack.enter_context(atomic_file(path))
+        except OSError as exc:  # the place refuses the file: nothing was written
             raise UserError(f"{target.option} {path}: cannot write ({exc.strerror or exc})") from exc
-        temporary = Path(handle.name)
         try:
-            with handle:
+            with stack:
                 yield handle
-                handle.flush()
-                os.fsync(handle.fileno())
-            _give_mode(temporary, path)
-            os.replace(temporary, path)
         except BaseException as exc:
-            temporary.unlink(missing_ok=True)
-            # A failed write (a full disk) names no file; an input the body failed to open does.
-            ours = isinstance(exc, OSError) and exc.filename in (None, str(temporary), str(path))
+            # A failed write (a full disk) names no file or our temporary one; an input the body
+            # failed to open names that input.
+            ours = isinstance(exc, OSError) and (
+                exc.filename is None or str(exc.filename) == str(path) or str(exc.filename).endswith(".part")
+            )
             if ours and not isinstance(exc, BrokenPipeError):
                 raise UserError(
                     f"{target.option} {path}: cannot write ({exc.strerror or exc})", EXIT_PARTIAL
@@ -283,17 +279,6 @@ class Job:
     def finish(self, text: str) -> None:
         """Say what is finished (shown if the user interrupts what comes next)."""
         self.done = text
-
-
-def _give_mode(temporary: Path, final: Path) -> None:
-    """The permissions a plain ``open(final, "w")`` would have given (temporary files are 0600)."""
-    try:
-        mode = final.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    os.chmod(temporary, mode)
 
 
 ProblemsOption = Annotated[
