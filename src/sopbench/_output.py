@@ -16,7 +16,7 @@ A verb is a function decorated with ``@verb(app)``. The decorator registers it a
 
 Exit codes: 0 every input was read and used; 1 finished, but inputs were skipped or there was nothing
 to do (or an unexpected error); 2 usage error (a bad option, or an input or output path that cannot
-be used); 130 interrupted (Ctrl-C). ``--debug`` (a global option) shows tracebacks.
+be used); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM), handled as Ctrl-C is. ``--debug`` (a global option) shows tracebacks.
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ import functools
 import inspect
 import os
 import re
+import signal
+import stat
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -44,6 +47,7 @@ from sopbench._io import atomic_file
 
 __all__ = [
     "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
     "EXIT_OK",
     "EXIT_PARTIAL",
     "EXIT_USAGE",
@@ -62,7 +66,8 @@ __all__ = [
 EXIT_OK = 0
 EXIT_PARTIAL = 1  # finished, but inputs were skipped or there was nothing to do
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM
 PROBLEMS_SHOWN = 20
 STDOUT = "-"
 
@@ -109,6 +114,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _kind(path: Path) -> str:
+    """What a path that is not a regular file is, for messages."""
+    mode = path.stat().st_mode
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISREG, "a file"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 @dataclass(frozen=True)
 class OutputTarget:
     """A checked output: a file path, or standard output (``path is None``)."""
@@ -135,6 +156,7 @@ class Job:
     written: list[str] = field(default_factory=list)
     _inputs: list[tuple[Path, str]] = field(default_factory=list)
     _outputs: list[OutputTarget] = field(default_factory=list)
+    _folders: list[tuple[Path, str]] = field(default_factory=list)
 
     # -- declaring inputs and outputs (before anything is written) --------------------------------
     def inputs(self, paths: Iterable[Path], option: str = "argument", *, must_exist: bool = True) -> None:
@@ -150,9 +172,20 @@ class Job:
             self._inputs.append((path, option))
             for target in self._outputs:
                 self._refuse_overlap(target, path, option)
+            for folder, folder_option in self._folders:
+                if path.is_dir() and _same_file(folder, path):
+                    raise UserError(
+                        f"{folder_option} {folder} is also an input folder ({option}); writing into it "
+                        "could destroy the input: choose another output folder"
+                    )
 
     def output(
-        self, path: Path | str | None, option: str = "--output", *, stdout_ok: bool = True
+        self,
+        path: Path | str | None,
+        option: str = "--output",
+        *,
+        stdout_ok: bool = True,
+        new_folders: bool = False,
     ) -> OutputTarget:
         """Check an output path now, before any output is touched; ``-`` (or None) is standard output."""
         if path is None:
@@ -163,7 +196,7 @@ class Job:
             target = OutputTarget(None, option)
         else:
             target = OutputTarget(Path(path), option)
-            self._check_writable(target)
+            self._check_writable(target, new_folders)
             for input_path, input_option in self._inputs:
                 self._refuse_overlap(target, input_path, input_option)
         for other in self._outputs:
@@ -176,13 +209,38 @@ class Job:
         self._outputs.append(target)
         return target
 
+    def output_folder(self, path: Path, option: str = "--output") -> Path:
+        """Check a folder the verb writes files into (created when missing, its parent must exist):
+        not a file, a device or a pipe, and not a folder that is also an input. Declare each file
+        written inside it with ``output(..., new_folders=True)`` too."""
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{option} {path}: is {_kind(path)}; name a folder")
+        if not path.exists() and not path.parent.is_dir():
+            raise UserError(f"{option} {path}: folder {path.parent} does not exist (create it first)")
+        if path.exists() and not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"{option} {path}: folder is not writable (choose another place)")
+        for input_path, input_option in self._inputs:
+            if input_path.is_dir() and _same_file(path, input_path):
+                raise UserError(
+                    f"{option} {path} is also an input folder ({input_option}); writing into it could "
+                    "destroy the input: choose another output folder"
+                )
+        self._folders.append((path, option))
+        return path
+
     @staticmethod
-    def _check_writable(target: OutputTarget) -> None:
+    def _check_writable(target: OutputTarget, new_folders: bool = False) -> None:
         path, option = target.path, target.option
         assert path is not None
         if path.is_dir():
             raise UserError(f"{option} {path}: is a folder; name a file inside it")
+        if path.exists() and not path.is_file():  # a device, a pipe or a socket is never replaced
+            raise UserError(f"{option} {path}: is {_kind(path)}, not a file; name a regular file")
         folder = path.parent
+        if new_folders:  # folders the verb creates: the nearest existing one must take them
+            while not folder.exists() and folder != folder.parent:
+                folder = folder.parent
         if not folder.exists():
             raise UserError(f"{option} {path}: folder {folder} does not exist (create it first)")
         if not folder.is_dir():
@@ -335,6 +393,35 @@ def run_job(job: Job, body: Callable[[], None], problems_file: Path | None = Non
     """Run ``body`` as ``job`` and return its exit code, printing errors and problems on stderr."""
     errors = err_console()
     token = _job.set(job)
+    with _terminate_as_interrupt():
+        return _run_body(job, body, problems_file, errors, token)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: handled as Ctrl-C is (outputs left whole or untouched, one line), exit 143."""
+
+    exit_code = EXIT_TERMINATED
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_terminate(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_body(
+    job: Job, body: Callable[[], None], problems_file: Path | None, errors: Console, token: Any
+) -> int:
     try:
         problems_target = job.output(problems_file, "--problems", stdout_ok=False) if problems_file else None
         body()
@@ -349,15 +436,18 @@ def run_job(job: Job, body: Callable[[], None], problems_file: Path | None = Non
         _show_traceback(errors)
         errors.print(f"error: {exc}", markup=False)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _show_traceback(errors)
         written = f"; written: {', '.join(job.written)}" if job.written else ""
         pending = job.unwritten()
         untouched = (
             f"; not written: {', '.join(pending)} (an existing file is left as it was)" if pending else ""
         )
-        errors.print(f"interrupted: {job.done}{written}{untouched}", markup=False)
-        return EXIT_INTERRUPTED
+        how = (
+            "terminated" if getattr(exc, "exit_code", EXIT_INTERRUPTED) != EXIT_INTERRUPTED else "interrupted"
+        )
+        errors.print(f"{how}: {job.done}{written}{untouched}", markup=False)
+        return getattr(exc, "exit_code", EXIT_INTERRUPTED)
     except BrokenPipeError:
         # The reader of our standard output went away (`| head`): not an error of ours to report.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -40,13 +40,30 @@ app = typer.Typer(
 @app.callback(
     epilog="Exit codes: 0 everything asked was done; 1 finished, but some input was skipped (each "
     "one named) or there was nothing to do; 2 usage error (bad option, or a path that cannot be "
-    "used); 130 interrupted."
+    "used); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."
 )
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of any error.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=lambda on: _print_version(on),
+            help="Print the version and exit.",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate agent traces against SOPs: diagnose, replay, evaluate, leaderboard, quirks."""
     set_debug(debug)
+
+
+def _print_version(on: bool) -> None:
+    if on:
+        from sopbench import __version__
+
+        out_console().print(f"sopbench {__version__}", markup=False)
+        raise typer.Exit()
 
 
 DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
@@ -517,10 +534,12 @@ def generate(
         names = [d for d in names if set(wanted) & set(goals_of(get_domain(d).catalogue))]
     if compare is not None:
         job.inputs([compare], "--compare")
-    if output.exists() and not output.is_dir():
-        raise UserError(f"--output {output}: is a file; name a folder")
-    if not output.parent.is_dir():
-        raise UserError(f"--output {output}: folder {output.parent} does not exist (create it first)")
+        if compare.is_dir():
+            job.inputs(sorted(compare.iterdir()), "--compare", must_exist=False)
+    job.output_folder(output)
+    for name in names:  # the files it writes: none may be an input, --problems, or each other
+        job.output(output / f"{name}_tasks.json", new_folders=True)
+        job.output(output / f"{name}_coverage.json", new_folders=True)
     with _generation_progress(job, len(names)) as on_goal:
         try:
             done = generate_tasks(
@@ -686,8 +705,9 @@ def run(
     episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
     finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain.
     """
+    from sopbench.domains import PUBLISHED_DOMAINS
     from sopbench.report import run_tables
-    from sopbench.runner import RunConfig, RunConfigError, StoreError, import_plugins
+    from sopbench.runner import RunConfig, RunConfigError, StoreError, import_plugins, store_files
     from sopbench.runner import run as run_agents
 
     job = current_job()
@@ -695,13 +715,21 @@ def run(
         import_plugins(plugin or ())
     except ImportError as exc:
         raise UserError(f"--import: {exc}") from None
+    if tasks is None:  # the generated set holds the published domains: check before building it
+        unknown = [d for d in domain.split(",") if d.strip() and d.strip() not in (*PUBLISHED_DOMAINS, "all")]
+        if unknown:
+            raise UserError(
+                f"--domain: unknown domain {', '.join(unknown)}; known: all, {', '.join(PUBLISHED_DOMAINS)}"
+            )
     if tasks is not None:
         job.inputs([tasks], "--tasks")
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)
     if output.exists() and not output.is_dir():
-        raise UserError(f"--output {output}: is a file; name a folder (it holds results.sqlite)")
+        raise UserError(f"--output {output}: is {_what(output)}; name a folder (it holds results.sqlite)")
+    job.output_folder(output)
+    job.inputs(store_files(output), "the run's store", must_exist=False)  # no output may replace it
     agent_options = _given(
         base_url=base_url,
         model=model,
@@ -747,7 +775,7 @@ def run(
             config.check_options()
         except RunConfigError as exc:
             raise UserError(str(exc)) from None
-        config = config.model_copy(update={"tasks": _default_task_set(job)})
+        _default_task_set(job)  # built now, with a progress bar; the run plays it (tasks None)
     progress = _EpisodeProgress(job)
     try:
         with progress:
@@ -755,9 +783,13 @@ def run(
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
     job.finish(f"{report.completed} of {report.episodes} episodes stored in {output}")
+    for damaged in report.damaged:
+        job.problem(damaged)
     if as_json:
         sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
     else:
+        if report.task_set is not None:
+            out_console().print(report.task_set.describe(), markup=False)
         for table in run_tables(report, agent):
             table.print(out_console())
         out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
@@ -799,6 +831,10 @@ def _generation_progress(job: Job, domains: int) -> Iterator[Callable[[str, str]
         yield on_goal
         if started:
             advance(started[-1])
+
+
+def _what(path: Path) -> str:
+    return "a file" if path.is_file() else "not a folder"
 
 
 def _temperature(text: str | None) -> float | None:
@@ -912,31 +948,54 @@ def export(
     --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
     (and the original code) can score.
     """
-    from sopbench.runner import StoreError, default_tasks_path, export_jsonl, export_sopbench, open_existing
+    from sopbench.runner import (
+        StoreError,
+        default_tasks_path,
+        export_jsonl,
+        export_sopbench,
+        open_existing,
+        store_files,
+    )
 
     job = current_job()
     if output_format not in ("jsonl", "sopbench"):
         raise UserError(f"--format {output_format}: choose jsonl or sopbench")
+    job.inputs([folder], "argument", must_exist=False)  # open_existing names what is missing
+    job.inputs(store_files(folder), "the run's store", must_exist=False)
+    if output_format == "jsonl":
+        target = job.output(output)
+    else:
+        if output is not None and str(output) == "-":
+            raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
+        trajectories_folder = job.output_folder(output or folder / "trajectories")
     try:
         store = open_existing(folder)
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    job.inputs([folder, folder / "results.sqlite"], "argument")
     try:
         if output_format == "jsonl":
-            target = job.output(output)
             with job.write(target) as sink:
-                count = export_jsonl(store, sink, timings=timings)
+                count = export_jsonl(store, sink, timings=timings, on_damaged=job.problem)
             job.finish(f"{count} episodes exported to {target}")
             err_console().print(f"exported {count} episodes to {target}", markup=False)
             if count == 0:
                 job.nothing_to_do(f"{folder} holds no episode")
             return
-        if output is not None and str(output) == "-":
-            raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
         task_path = tasks or default_tasks_path(store)
         job.inputs([task_path], "--tasks")
-        written = export_sopbench(store, output or folder / "trajectories", task_path)
+        if task_path.is_dir():
+            job.inputs(sorted(task_path.iterdir()), "--tasks", must_exist=False)
+
+        def declare(files: list[Path]) -> None:
+            for file in files:
+                job.output(file, new_folders=True)
+
+        try:
+            written = export_sopbench(
+                store, trajectories_folder, task_path, on_damaged=job.problem, check_targets=declare
+            )
+        except StoreError as exc:
+            raise UserError(str(exc)) from None
         for path in written:
             err_console().print(f"wrote {path}", markup=False)
         if not written:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunConfig, Store, run, select_tasks
+from sopbench.runner import RunConfig, open_existing, run, select_tasks
 from sopbench.scoring import SOUND, load_records, score_run
 from sopbench.traces import detect_output_format
 
@@ -23,7 +23,7 @@ DEFECTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "task-defects.md"
 
 
 def _rows(folder: Path) -> list[dict]:
-    store = Store(folder)
+    store = open_existing(folder)
     rows = list(store.rows())
     store.close()
     return rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sopbench.generation import generate
-from sopbench.runner import RunConfig, Store, run
+from sopbench.runner import RunConfig, open_existing, run
 
 # Goals whose tasks once needed a value the user was not given (a login before reading a balance,
 # the major behind a course-overlap check), or refused for a reason the agent could not see (a
@@ -32,7 +32,7 @@ def played(tmp_path_factory):
         baselines=False,
     )
     report = run(config)
-    store = Store(folder / "run")
+    store = open_existing(folder / "run")
     try:
         rows = list(store.rows())
     finally:

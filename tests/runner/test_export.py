@@ -9,7 +9,7 @@ import re
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunConfig, Store, export_jsonl, run
+from sopbench.runner import RunConfig, export_jsonl, open_existing, run
 from sopbench.scoring import SOUND, score_paths
 
 REQUIRED = {
@@ -52,7 +52,7 @@ def _run(tmp_path, tasks, name="run", **extra):
 
 
 def _export(folder, timings=True) -> bytes:
-    store = Store(folder)
+    store = open_existing(folder)
     buffer = io.BytesIO()
     export_jsonl(store, buffer, timings=timings)
     store.close()
@@ -93,7 +93,7 @@ def test_sopbench_export_is_scored_by_evaluate_as_the_runner_scored_it(small_tas
     assert [f.parent.name for f in files] == ["bank", "hotel"]
     assert files[0].name == "ast_reference-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
     evaluated = {(s.domain, s.record, s.run): s.verdict for s in score_paths(tmp_path / "traj", SOUND)}
-    store = Store(folder)
+    store = open_existing(folder)
     stored = list(store.rows())
     store.close()
     assert len(evaluated) == len(stored) == 24

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import RunConfig, Store, StoreError, export_jsonl, run
+from sopbench.runner import RunConfig, StoreError, export_jsonl, open_existing, run
 
 
 def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunConfig:
@@ -40,7 +40,7 @@ def test_infra_errors_are_not_scored_and_are_retried_on_resume(small_tasks, tmp_
     marker.unlink()
     healed = run(config)
     assert healed.ran == 4 and healed.infra_errors == 0 and healed.completed == 4 and healed.complete
-    store = Store(tmp_path / "run")
+    store = open_existing(tmp_path / "run")
     attempts = [row["attempts"] for row in store.rows()]
     store.close()
     assert attempts == [2, 2, 2, 2]
@@ -48,7 +48,7 @@ def test_infra_errors_are_not_scored_and_are_retried_on_resume(small_tasks, tmp_
 
 def test_a_folder_holding_another_run_is_refused(small_tasks, tmp_path):
     run(_config(tmp_path / "run", small_tasks, limit=1))
-    with pytest.raises(StoreError, match="other settings.*agent"):
+    with pytest.raises(StoreError, match=r"holds another run \(agent: \"reference\" stored, \"refuse-all\" now\)"):
         run(_config(tmp_path / "run", small_tasks, agent="refuse-all", limit=1))
 
 
@@ -110,7 +110,7 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
     assert 3 <= survivors < 12
     resumed = run(_config(output, small_tasks, agent="test-slow-reference", concurrency=3))
     assert resumed.skipped == survivors and resumed.ran == 12 - survivors and resumed.completed == 12
-    store = Store(output)
+    store = open_existing(output)
     rows = list(store.rows())
     store.close()
     assert sorted(r["task_id"] for r in rows) == sorted({r["task_id"] for r in rows}) and len(rows) == 12
@@ -124,7 +124,7 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
 def _export(folder: Path) -> bytes:
     import io
 
-    store = Store(folder)
+    store = open_existing(folder)
     buffer = io.BytesIO()
     export_jsonl(store, buffer, timings=False)
     store.close()

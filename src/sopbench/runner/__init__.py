@@ -10,17 +10,47 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
-from ._config import RunConfig, RunConfigError, import_plugins
+from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
+from ._manifest import TaskSet, task_digest, task_set_digest
 from ._record import record_json
-from ._run import BASELINE_AGENTS, Episode, Progress, RunReport, episode_seed, play, run, select_tasks
+from ._run import (
+    BASELINE_AGENTS,
+    Episode,
+    Progress,
+    RunInterrupted,
+    RunReport,
+    episode_seed,
+    play,
+    run,
+    select_tasks,
+)
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
-from ._store import SCHEMA_VERSION, STORE_NAME, Store, StoreError, default_tasks_path, open_existing
+from ._store import (
+    LOCK_NAME,
+    SCHEMA_VERSION,
+    STORE_NAME,
+    RunLock,
+    Store,
+    StoreError,
+    default_tasks_path,
+    open_existing,
+    store_files,
+)
 
 __all__ = [
     "BASELINE_AGENTS",
+    "IDENTITY_FIELDS",
+    "LOCK_NAME",
+    "NOT_IDENTITY_OPTIONS",
+    "RunInterrupted",
+    "RunLock",
+    "TaskSet",
+    "store_files",
+    "task_digest",
+    "task_set_digest",
     "SCHEMA_VERSION",
     "STORE_NAME",
     "TOOL_LISTS",

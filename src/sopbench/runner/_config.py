@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sopbench.agents import agent_factory, user_factory
@@ -18,8 +19,38 @@ class RunConfigError(ValueError):
     """A configuration that cannot run (a user mistake): unknown agent, option, domain, tasks."""
 
 
+# The settings that decide a run's results, in the order messages name them: a run folder resumes
+# only when each is equal. Each is (manifest field, where it comes from: the run's own configuration,
+# the agent's or the user's options, that option's name). A new result-determining option is one line.
+IDENTITY_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("agent", "run", "agent"),
+    ("model", "agent", "model"),
+    ("tool_mode", "agent", "tool_mode"),
+    ("tool_list", "run", "tool_list"),
+    ("user", "run", "user"),
+    ("user_model", "user", "model"),
+    ("seed", "run", "seed"),
+    ("max_turns", "run", "max_turns"),
+    ("max_actions", "run", "max_actions"),
+    ("temperature", "agent", "temperature"),
+    ("max_tokens", "agent", "max_tokens"),
+)
+# Agent and user options that change no result: where requests go, how long they wait, how often
+# they are retried, where the key is read from. Every other option of an agent or user is identity.
+NOT_IDENTITY_OPTIONS = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "request_timeout",
+        "max_retries",
+        "retry_initial_backoff",
+        "retry_max_backoff",
+    }
+)
+
+
 class RunConfig(BaseModel):
-    """Everything that defines a run. The fields under ``IDENTITY`` must match to resume a folder."""
+    """Everything that defines a run. The settings in ``IDENTITY_FIELDS`` must match to resume a folder."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -56,20 +87,24 @@ class RunConfig(BaseModel):
         return default_tasks_dir()
 
     def identity(self) -> dict[str, Any]:
-        """What a resumed run must share with the stored one (the task selection may grow)."""
-        return self.model_dump(
-            mode="json",
-            include={
-                "agent",
-                "agent_options",
-                "user",
-                "user_options",
-                "tool_list",
-                "seed",
-                "max_turns",
-                "max_actions",
-            },
-        )
+        """The settings that decide this run's results (``IDENTITY_FIELDS``, with the agent's and the
+        user's effective options: an option left at its default equals the default given explicitly),
+        then any other option of a plugin agent or user under ``agent_options`` / ``user_options``."""
+        sources = {
+            "run": self.model_dump(mode="json"),
+            "agent": effective_options(agent_factory(self.agent), self.agent_options),
+            "user": effective_options(user_factory(self.user), self.user_options),
+        }
+        identity = {field: sources[source].get(option) for field, source, option in IDENTITY_FIELDS}
+        for source in ("agent", "user"):
+            claimed = {option for _, where, option in IDENTITY_FIELDS if where == source}
+            rest = {
+                k: v for k, v in sources[source].items() if k not in claimed and k not in NOT_IDENTITY_OPTIONS
+            }
+            if rest:
+                identity[f"{source}_options"] = dict(sorted(rest.items()))
+        # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
+        return orjson.loads(orjson.dumps(identity, default=str))
 
     def check_options(self) -> None:
         """Unknown agent or user, or an option its constructor does not take: ``RunConfigError``."""
@@ -93,6 +128,20 @@ class RunConfig(BaseModel):
                 factory(**options)  # constructors acquire nothing (start() does): nothing to release
             except Exception as exc:  # noqa: BLE001 - any constructor error, reported in one line
                 raise RunConfigError(f"cannot create {what} {name!r}: {exc}") from None
+
+
+def effective_options(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options a factory runs with: its signature's defaults, overridden by ``options``."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        parameters = {}  # type: ignore[assignment]
+    defaults = {
+        n: p.default
+        for n, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
+    }
+    return {**defaults, **options}
 
 
 def required_options(factory: Any) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
@@ -9,11 +10,14 @@ from typing import IO, Any
 import orjson
 
 from sopbench._io import write_atomically
-from sopbench.tasks import Task, load_tasks
+from sopbench.tasks import LoadError, Task, load_tasks
 
+from ._config import RunConfigError
+from ._manifest import task_digest
 from ._record import record_json
 from ._scoring import PUBLISHED_CHECKS
-from ._store import Store
+from ._setup import task_ids
+from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
 TIMING_FIELDS = ("latency_s",)
@@ -63,10 +67,13 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
     return line
 
 
-def export_jsonl(store: Store, sink: IO[bytes], *, timings: bool = True) -> int:
-    """Every episode, one JSON line each, in a fixed order (domain, task position, run)."""
+def export_jsonl(
+    store: Store, sink: IO[bytes], *, timings: bool = True, on_damaged: OnDamaged | None = None
+) -> int:
+    """Every episode, one JSON line each, in a fixed order (domain, task position, run); a damaged row
+    is skipped and named to ``on_damaged``."""
     count = 0
-    for row in store.rows():
+    for row in store.rows(on_damaged=on_damaged):
         sink.write(orjson.dumps(export_line(row, timings=timings), option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
     return count
@@ -78,29 +85,83 @@ def trajectory_file_name(model: str | None, agent: str, tool_mode: str | None, t
     return f"ast_{name}-mode_{tool_mode or 'fc'}-dep_full-fmt_structured-tool_{tool_list}-shuffle_False.json"
 
 
-def _tasks_by_index(tasks_path: Path, domain: str) -> dict[int, Task]:
+def _tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
     from ._run import task_files
 
     file = task_files(tasks_path, [domain])[domain]
-    return {task.index: task for task in load_tasks(file, domain=domain) if task.index is not None}
+    tasks = load_tasks(file, domain=domain)
+    return dict(zip(task_ids(tasks), tasks, strict=True))
 
 
-def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
+def mismatch(row: dict[str, Any], task: Task | None, digests: dict[str, str]) -> str | None:
+    """Why ``task`` is not the task the stored episode ``row`` was played on (None when it is): by
+    digest (schema 2), or by goal, position, expected outcome and opening message (schema 1)."""
+    if task is None:
+        return "no such task"
+    if digests:
+        stored = digests.get(row["task_id"])
+        if stored is not None:
+            return None if stored == task_digest(task) else "the task differs (sha256)"
+    if task.goal != row["goal"]:
+        return f"goal {task.goal}, played {row['goal']}"
+    if int(task.action_should_succeed) != row["should_succeed"]:
+        return "the expected outcome differs"
+    opening = row["messages"][0].get("content") if row["messages"] else None
+    if row["user"] == "none" and opening is not None and opening != task.user_prompt:
+        return "the user prompt differs"
+    return None
+
+
+def export_sopbench(
+    store: Store,
+    folder: Path,
+    tasks_path: Path,
+    *,
+    on_damaged: OnDamaged | None = None,
+    check_targets: Callable[[list[Path]], None] | None = None,
+) -> list[Path]:
     """Trajectory files in the published layout, one per domain (``<folder>/<domain>/<name>.json``),
-    one record per task with its completed runs in run order. ``sopbench evaluate`` scores them."""
-    written = []
-    rows = [row for row in store.rows() if row["status"] == "completed"]
+    one record per task with its completed runs in run order. ``sopbench evaluate`` scores them.
+
+    Every episode is first matched with its task in ``tasks_path``: when one was played on another
+    task (the task files changed), ``StoreError`` is raised and nothing is written. Then
+    ``check_targets(files)`` may refuse the files about to be written (the command line checks them
+    against its inputs); then each file is written atomically."""
+    rows = [row for row in store.rows(on_damaged=on_damaged) if row["status"] == "completed"]
+    digests = store.task_digests()
+    plans = []
     for domain, domain_rows in groupby(rows, key=lambda r: r["domain"]):
         domain_rows = list(domain_rows)
-        tasks = _tasks_by_index(tasks_path, domain)
+        try:
+            tasks = _tasks_by_id(tasks_path, domain)
+        except (RunConfigError, LoadError) as exc:
+            raise StoreError(f"--tasks {tasks_path}: {exc}") from None
+        wrong = [(r, why) for r in domain_rows if (why := mismatch(r, tasks.get(r["task_id"]), digests))]
+        if wrong:
+            row, why = wrong[0]
+            raise StoreError(
+                f"{tasks_path} does not hold the tasks this run was played on ({len(wrong)} episodes of "
+                f"{domain} differ, first {row['task_id']}: {why}); nothing was written: pass --tasks "
+                "with the task files of the run"
+            )
+        first = domain_rows[0]
+        target = (
+            folder
+            / domain
+            / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"])
+        )
+        plans.append((target, tasks, domain_rows))
+    if check_targets is not None:
+        check_targets([target for target, _, _ in plans])
+    written = []
+    for target, tasks, domain_rows in plans:
         first = domain_rows[0]
         records = []
-        for index, task_rows in groupby(domain_rows, key=lambda r: r["task_index"]):
-            task = tasks[index]
+        for task_id, task_rows in groupby(domain_rows, key=lambda r: r["task_id"]):
             runs = [(r["messages"], r["final_database"]) for r in task_rows]
             records.append(
                 record_json(
-                    task,
+                    tasks[task_id],
                     runs,
                     tool_list=first["tool_list"],
                     model=first["model"] or first["agent"],
@@ -108,12 +169,6 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
                     user=first["user"],
                 )
             )
-        target = (
-            folder
-            / domain
-            / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"])
-        )
         write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))
         written.append(target)
     return written
-

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,12 +20,30 @@ from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
 from ._episode import EpisodeResult, Limits, run_episode
+from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
 from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
-from ._store import Store
+from ._store import RunLock, Store, StoreError
 
 TASK_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 BASELINE_AGENTS = ("refuse-all", "no-verify")
+# After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
+# stored: resume runs them again). A second signal abandons them at once.
+INTERRUPT_GRACE_S = 1.5
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The run stopped on Ctrl-C (SIGINT) or SIGTERM; every finished episode is stored.
+    ``exit_code`` is the shell's convention: 128 + the signal number (130, 143)."""
+
+    def __init__(self, signum: int, progress: Progress) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.progress = progress
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +85,27 @@ class RunReport:
     completed: int  # completed episodes of the selection in the store
     infra_errors: int  # infra_error episodes of the selection in the store (retried on resume)
     summary: Summary  # sound verdicts of the completed episodes of the selection
+    task_set: TaskSet | None = None  # the tasks of this invocation
     baselines: dict[str, Summary] = field(default_factory=dict)
     infra_reasons: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)  # stored rows that could not be read (run again)
 
     @property
     def complete(self) -> bool:
         return self.infra_errors == 0 and self.completed == self.episodes
 
     def as_dict(self) -> dict[str, Any]:
+        task_set = None
+        if self.task_set is not None:
+            task_set = {
+                "path": str(self.task_set.path),
+                "generated_seed": self.task_set.generated_seed,
+                "tasks": len(self.task_set.digests),
+                "sha256": self.task_set.sha256,
+            }
         return {
             "output": str(self.output),
+            "task_set": task_set,
             "episodes": self.episodes,
             "skipped": self.skipped,
             "ran": self.ran,
@@ -263,12 +294,35 @@ def row_score(row: dict[str, Any]) -> RunScore:
 
 
 # ---- the run ------------------------------------------------------------------------------------------
+class _Signals:
+    """Ctrl-C and SIGTERM while episodes run: the first stops the scheduling (workers take no new
+    episode), a second abandons the episodes in flight. Installed only in the main thread."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+
+
 async def _run_async(
     config: RunConfig,
     store: Store,
     episodes: list[Episode],
     progress: Progress,
     on_progress: ProgressCallback | None,
+    signals: _Signals,
 ) -> None:
     finished = store.finished()
     queue: asyncio.Queue[Episode] = asyncio.Queue()
@@ -276,7 +330,7 @@ async def _run_async(
         queue.put_nowait(episode)
 
     async def worker() -> None:
-        while True:
+        while not signals.received:
             try:
                 episode = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -295,43 +349,170 @@ async def _run_async(
                 progress.infra_errors += 1
             if on_progress is not None:
                 on_progress(progress)
+            await asyncio.sleep(0)  # let the other workers (and a signal's stop) through
 
-    await asyncio.gather(*(worker() for _ in range(min(config.concurrency, max(len(episodes), 1)))))
+    pending = {asyncio.create_task(worker()) for _ in range(min(config.concurrency, max(len(episodes), 1)))}
+    stopping_since: float | None = None
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, timeout=0.05, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                if task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            if signals.received and stopping_since is None:
+                stopping_since = time.monotonic()
+            if stopping_since is not None and (
+                len(signals.received) > 1 or time.monotonic() - stopping_since > INTERRUPT_GRACE_S
+            ):
+                break  # the episodes still in flight are abandoned (not stored)
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunReport:
     """Run (or resume) every episode of ``config`` into ``config.output/results.sqlite``.
 
     Finished episodes are skipped; ``infra_error`` ones are run again. Raises ``RunConfigError``
-    for a configuration that cannot run and ``StoreError`` for a folder holding another run.
+    for a configuration that cannot run, ``StoreError`` for a folder holding another run (or in use
+    by another process), and ``RunInterrupted`` after Ctrl-C or SIGTERM (what finished is stored).
     """
     config.check_options()
     selected = select_tasks(config)
+    task_set = TaskSet.of(config.tasks_path, _generated_seed(config), selected)
     episodes = plan_episodes(config, selected)
-    store = Store(config.output)
-    try:
-        store.claim(config.identity())
-        store.set_note("tasks", str(config.tasks_path))
-        finished = store.finished()
-        todo = [
-            e for e in episodes if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"
-        ]
-        counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo))
-        if progress is not None:
-            progress(counts)
-        asyncio.run(_run_async(config, store, todo, counts, progress))
-        report = _report(config, store, episodes, counts)
-    finally:
-        store.close()
+    with RunLock(config.output), _Signals() as signals:
+        store = Store.for_run(config.output)
+        try:
+            claim(store, config, task_set)
+            finished = store.finished()
+            todo = [
+                e
+                for e in episodes
+                if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"
+            ]
+            counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo))
+            if progress is not None:
+                progress(counts)
+            asyncio.run(_run_async(config, store, todo, counts, progress, signals))
+            if signals.received:
+                raise RunInterrupted(signals.received[0], counts)
+            report = _report(config, store, episodes, counts)
+        finally:
+            store.close()
+    report.task_set = task_set
     if config.baselines:
         report.baselines = baseline_summaries(config, selected)
     return report
 
 
+def _generated_seed(config: RunConfig) -> int | None:
+    """The seed of the generated default task set, when the run plays it (no ``tasks`` given)."""
+    if config.tasks is not None:
+        return None
+    from sopbench.generation import DEFAULT_SEED
+
+    return DEFAULT_SEED
+
+
+def claim(store: Store, config: RunConfig, task_set: TaskSet) -> None:
+    """Bind the store to this run, or refuse (``StoreError``, the store unchanged) when it holds
+    another: a result-determining setting differs, or tasks played before are not these tasks. A
+    schema-1 store is adopted (made schema 2) only when its episodes were played on these tasks."""
+    identity = config.identity()
+    manifest = store.manifest()
+    stored_digests = store.task_digests()
+    if store.version == 1:
+        stored_digests = _adopt_schema_1(store, config, task_set, identity)
+    elif manifest is not None:
+        problems = differences(manifest.get("config", {}), identity)
+        changed = task_differences(stored_digests, task_set)
+        if changed:
+            problems.append(changed)
+        if problems:
+            raise StoreError(
+                f"{store.folder} holds another run ({'; '.join(problems)}); it is left as it was: "
+                "use another --output folder to run these"
+            )
+    played = {**stored_digests, **task_set.digests}
+    created = None if manifest is None else manifest.get("created_at")
+    store.record_manifest(build_manifest(task_set, identity, played, created_at=created), played)
+
+
+def _adopt_schema_1(
+    store: Store, config: RunConfig, task_set: TaskSet, identity: dict[str, Any]
+) -> dict[str, str]:
+    """The digests of the tasks a schema-1 store's episodes were played on, when the task set named
+    now still holds those very tasks (same goal, position, expected outcome and opening message);
+    otherwise ``StoreError`` saying what to do."""
+    legacy = store.legacy_config()
+    if legacy is not None:
+        try:
+            before = RunConfig(output=config.output, **legacy).identity()
+        except (ValueError, KeyError, TypeError):
+            before = legacy
+        problems = differences(before, identity)
+        if problems:
+            raise StoreError(
+                f"{store.folder} holds another run ({'; '.join(problems)}); it is left as it was: "
+                "use another --output folder to run these"
+            )
+    rows = list(
+        store.db.execute(
+            "SELECT task_id, domain, goal, task_index, should_succeed, user, "
+            "json_extract(messages, '$[0].content') FROM episodes"
+        )
+    )
+    if not rows:
+        return {}
+    domains = sorted({row[1] for row in rows})
+    noted = store.note("tasks")
+    hint = (
+        f"run it with --tasks {noted} if that still holds the tasks it was played on, or use another "
+        "--output folder"
+        if noted
+        else "use another --output folder"
+    )
+    try:
+        files = task_files(config.tasks_path, domains)
+        tasks = {
+            task_id: task
+            for file_domain, file in files.items()
+            for task, task_id in _with_ids(load_tasks(file, domain=file_domain))
+        }
+    except (RunConfigError, LoadError) as exc:
+        raise StoreError(
+            f"{store.folder} was made by an earlier sopbench (schema 1) and its episodes cannot be matched "
+            f"with the tasks of {config.tasks_path} ({exc}); {hint}"
+        ) from None
+    mismatched = [
+        row[0]
+        for row in rows
+        if (task := tasks.get(row[0])) is None
+        or task.goal != row[2]
+        or (task.index if task.index is not None else 0) != row[3]
+        or int(task.action_should_succeed) != row[4]
+        or (row[5] == "none" and row[6] is not None and row[6] != task.user_prompt)
+    ]
+    if mismatched:
+        raise StoreError(
+            f"{store.folder} was made by an earlier sopbench (schema 1) and {len(mismatched)} of its "
+            f"{len(rows)} episodes were not played on the tasks of {config.tasks_path} (first "
+            f"{mismatched[0]}); it is left as it was: {hint}"
+        )
+    return {row[0]: task_digest(tasks[row[0]]) for row in rows}
+
+
+def _with_ids(tasks: list[Task]) -> list[tuple[Task, str]]:
+    return list(zip(tasks, task_ids(tasks), strict=True))
+
+
 def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Progress) -> RunReport:
     wanted = {(e.task_id, e.run) for e in episodes}
     scores, infra, reasons = [], 0, []
-    for row in store.rows():
+    damaged: list[str] = []
+    for row in store.rows(on_damaged=damaged.append):
         if (row["task_id"], row["run"]) not in wanted:
             continue
         if row["status"] == "completed":
@@ -348,6 +529,7 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         infra_errors=infra,
         summary=summarize(scores),
         infra_reasons=reasons,
+        damaged=damaged,
     )
 
 

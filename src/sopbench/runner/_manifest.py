@@ -1,0 +1,117 @@
+"""The manifest of a run folder: what was run, on which tasks, with which result-determining
+settings, and the check that a resumed run is the same run (docs/runner.md, "The manifest")."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sopbench import __version__
+from sopbench.tasks import Task
+
+from ._record import task_json
+
+DIGEST_SHOWN = 12  # hex digits of a digest in messages and the run summary
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no spaces: the bytes a digest is taken over."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def task_digest(task: Task) -> str:
+    """sha256 of the task's canonical JSON (the published encoding, with its goal)."""
+    return hashlib.sha256(canonical_json(task_json(task))).hexdigest()
+
+
+def task_set_digest(digests: Mapping[str, str]) -> str:
+    """``task_set.sha256``: sha256 of the canonical JSON of ``{task id: task digest}`` over the tasks
+    played, so that it follows from the stored per-task digests alone."""
+    return hashlib.sha256(canonical_json(dict(digests))).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSet:
+    """The tasks of an invocation: where they came from and each one's digest."""
+
+    path: Path  # absolute
+    generated_seed: int | None  # the generated default set (None: files the user named)
+    digests: dict[str, str]  # task id -> digest, in play order
+
+    @classmethod
+    def of(cls, path: Path, generated_seed: int | None, tasks: Iterable[tuple[Task, str]]) -> TaskSet:
+        return cls(path.absolute(), generated_seed, {task_id: task_digest(task) for task, task_id in tasks})
+
+    @property
+    def sha256(self) -> str:
+        return task_set_digest(self.digests)
+
+    def describe(self) -> str:
+        """The run summary's first words: ``tasks: <path> | generated, seed S; N tasks; sha256 <prefix>``."""
+        where = (
+            f"generated, seed {self.generated_seed}" if self.generated_seed is not None else str(self.path)
+        )
+        return f"tasks: {where}; {len(self.digests)} tasks; sha256 {self.sha256[:DIGEST_SHOWN]}"
+
+
+def build_manifest(
+    task_set: TaskSet,
+    identity: Mapping[str, Any],
+    played: Mapping[str, str],
+    created_at: str | None = None,
+) -> dict[str, Any]:
+    """The manifest (``meta.manifest``): ``played`` is every task id -> digest the folder holds
+    episodes (or will) of."""
+    return {
+        "sopbench_version": __version__,
+        "python_version": platform.python_version(),
+        "created_at": created_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        "task_set": {
+            "path": str(task_set.path),
+            "generated_seed": task_set.generated_seed,
+            "tasks": len(played),
+            "sha256": task_set_digest(played),
+        },
+        "config": dict(identity),
+    }
+
+
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """``field: stored -> now`` for each identity field that differs."""
+    return [
+        f"{key}: {_show(stored.get(key))} stored, {_show(current.get(key))} now"
+        for key in _ordered_keys(stored, current)
+        if stored.get(key) != current.get(key)
+    ]
+
+
+def task_differences(stored: Mapping[str, str], task_set: TaskSet) -> str | None:
+    """How the tasks of this invocation differ from those the stored episodes were played on, over
+    the task ids both hold (None when they agree)."""
+    shared = [task_id for task_id in task_set.digests if task_id in stored]
+    changed = [task_id for task_id in shared if stored[task_id] != task_set.digests[task_id]]
+    if not changed:
+        return None
+    before = task_set_digest({t: stored[t] for t in shared})[:DIGEST_SHOWN]
+    now = task_set_digest({t: task_set.digests[t] for t in shared})[:DIGEST_SHOWN]
+    return (
+        f"task_set.sha256: {before} stored, {now} now ({len(changed)} of {len(shared)} tasks "
+        f"played before differ, first {changed[0]}; tasks from {task_set.path})"
+    )
+
+
+def _ordered_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    keys = list(a)
+    keys.extend(k for k in b if k not in a)
+    return keys
+
+
+def _show(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
