@@ -79,14 +79,15 @@ def generate(
                 if domain_goals is not None:
                     published = [t for t in published if t.goal in domain_goals]
                 comparison = compare(get_domain(name), result.variants, result.report.combinations, published)
-        tasks_file = output / f"{name}_tasks.json"
-        coverage_file = output / f"{name}_coverage.json"
-        coverage: dict[str, Any] = result.report.as_dict()
-        if comparison is not None:
-            coverage["comparison"] = comparison.as_dict()
-        write_atomically(tasks_file, result.to_json())
-        write_atomically(coverage_file, orjson.dumps(coverage, option=orjson.OPT_INDENT_2) + b"\n")
-        done.append(Generated(result, tasks_file, coverage_file, comparison))
+        done.append(Generated(result, output / f"{name}_tasks.json", output / f"{name}_coverage.json", comparison))
+    # Written only once every domain is generated: an interrupted generation leaves the folder as it
+    # was, never holding some domains of one seed and some of another.
+    for item in done:
+        coverage: dict[str, Any] = item.result.report.as_dict()
+        if item.comparison is not None:
+            coverage["comparison"] = item.comparison.as_dict()
+        write_atomically(item.tasks_file, item.result.to_json())
+        write_atomically(item.coverage_file, orjson.dumps(coverage, option=orjson.OPT_INDENT_2) + b"\n")
     return done
 
 
@@ -110,7 +111,8 @@ def default_tasks_dir(seed: int = DEFAULT_SEED, progress: Callable[[str, str], N
     if (target / _COMPLETE).is_file():
         return target
     base.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=base))
+    _remove_abandoned_builds(base)
+    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", dir=base))
     try:
         generate(PUBLISHED_DOMAINS, building, seed=seed, progress=progress)
         (building / _COMPLETE).write_text(f"sopbench {_package_version()} seed {seed}\n")
@@ -124,6 +126,22 @@ def default_tasks_dir(seed: int = DEFAULT_SEED, progress: Callable[[str, str], N
         if building.exists():
             shutil.rmtree(building, ignore_errors=True)
     return target
+
+
+def _remove_abandoned_builds(base: Path) -> None:
+    """Remove the hidden build folders of processes that were killed while building (named
+    ``.<set>.<pid>.<random>``; a folder whose process still runs is left alone)."""
+    for folder in base.glob(".*.*"):
+        parts = folder.name.split(".")
+        pid = parts[-2] if len(parts) >= 4 else ""
+        if not folder.is_dir() or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # another user's live process
+            continue
 
 
 def _default_target(seed: int) -> Path:

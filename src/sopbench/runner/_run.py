@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.agents import Agent, Usage, agent_factory, user_factory
-from sopbench.domains import PUBLISHED_DOMAINS
+from sopbench.constraints import singles
+from sopbench.domains import PUBLISHED_DOMAINS, UnknownDomain, get_domain
 from sopbench.scoring import RunScore, ScoringError, Summary, summarize
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
@@ -157,8 +158,28 @@ def select_tasks(config: RunConfig) -> list[tuple[Task, str]]:
         except LoadError as exc:
             raise RunConfigError(str(exc)) from None
         pairs = list(zip(tasks, task_ids(tasks), strict=True))
-        selected.extend(pairs[: config.limit] if config.limit else pairs)
+        pairs = pairs[: config.limit] if config.limit else pairs
+        _check_playable(file, domain, pairs)
+        selected.extend(pairs)
     return selected
+
+
+def _check_playable(file: Path, domain: str, pairs: list[tuple[Task, str]]) -> None:
+    """A task file of a domain sopbench does not know, or a task whose SOP names a check, tool or
+    link its domain does not have: ``RunConfigError`` naming it (before any episode is played)."""
+    try:
+        known_domain = get_domain(domain)
+    except UnknownDomain as exc:
+        raise RunConfigError(f"{file}: {str(exc).strip(chr(34))}") from None
+    known = set(known_domain.tools) | set(known_domain.checks) | set(known_domain.catalogue.links)
+    for task, task_id in pairs:
+        for expr in (task.constraints, task.constraints_original):
+            unknown = sorted({single.name for single in singles(expr)} - known)
+            if unknown:
+                raise RunConfigError(
+                    f"{file}: task {task_id}: its constraints name {', '.join(map(repr, unknown))}, "
+                    f"which the {domain} domain has no check, tool or link for"
+                )
 
 
 def episode_seed(seed: int, task_id: str, run: int) -> int:
@@ -356,9 +377,9 @@ async def _run_async(
     try:
         while pending:
             done, pending = await asyncio.wait(pending, timeout=0.05, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+            failures = [exc for task in done if (exc := task.exception()) is not None]
+            if failures:
+                raise failures[0]
             if signals.received and stopping_since is None:
                 stopping_since = time.monotonic()
             if stopping_since is not None and (
