@@ -58,6 +58,7 @@ __all__ = [
     "UserError",
     "current_job",
     "err_console",
+    "process_ends_after_verb",
     "out_console",
     "set_debug",
     "verb",
@@ -405,18 +406,48 @@ class Terminated(KeyboardInterrupt):
 
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
+    """While a verb runs: the first Ctrl-C raises ``KeyboardInterrupt`` and the first SIGTERM
+    ``Terminated``; once the verb is stopping, further signals are ignored (a second Ctrl-C is as
+    clean as the first). The previous handlers come back when the verb ends."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    stopping = [False]
 
-    def on_terminate(signum: int, frame: object) -> None:
-        raise Terminated()
+    def on_signal(signum: int, frame: object) -> None:
+        if stopping[0]:
+            return
+        stopping[0] = True
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    previous = signal.signal(signal.SIGTERM, on_terminate)
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, on_signal)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        interrupted = stopping[0] or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        for signum, handler in previous.items():
+            # The console script ends right after an interrupted verb: a late second signal must
+            # not turn its exit into a traceback or a kill.
+            signal.signal(signum, signal.SIG_IGN if interrupted and _process_ends_after_verb else handler)
+
+
+_process_ends_after_verb = False
+
+
+def process_ends_after_verb() -> None:
+    """Called by the console script: after an interrupted verb, signals stay ignored until exit."""
+    global _process_ends_after_verb
+    _process_ends_after_verb = True
+
+
+def _ignore_further_interrupts() -> None:
+    """The verb is stopping (a signal a runner handled itself, say): it only reports and exits now."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) not in (signal.SIG_DFL, signal.default_int_handler):
+                signal.signal(signum, signal.SIG_IGN)
 
 
 def _run_body(
@@ -437,6 +468,7 @@ def _run_body(
         errors.print(f"error: {exc}", markup=False)
         return exc.exit_code
     except KeyboardInterrupt as exc:
+        _ignore_further_interrupts()
         _show_traceback(errors)
         written = f"; written: {', '.join(job.written)}" if job.written else ""
         pending = job.unwritten()

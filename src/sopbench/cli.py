@@ -21,6 +21,7 @@ from sopbench._output import (
     current_job,
     err_console,
     out_console,
+    process_ends_after_verb,
     set_debug,
     verb,
 )
@@ -580,9 +581,10 @@ def generate(
 def main() -> None:
     """The console script: click's own usage errors (a missing option, a bad value) become one line
     like every other user mistake; exit codes are those of the verbs."""
+    process_ends_after_verb()
     try:
         code = app(standalone_mode=False)
-    except typer.Abort:  # Ctrl-C outside any verb (while options are parsed)
+    except (typer.Abort, KeyboardInterrupt):  # Ctrl-C outside any verb (while options are parsed)
         err_console().print("interrupted: nothing was started", markup=False)
         sys.exit(130)
     except typer.TyperException as exc:  # typer's parsing errors: usage errors, exit 2

@@ -24,7 +24,7 @@ from ._episode import EpisodeResult, Limits, run_episode
 from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
 from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
-from ._store import RunLock, Store, StoreError
+from ._store import STORE_NAME, RunLock, Store, StoreError, open_existing
 
 TASK_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 BASELINE_AGENTS = ("refuse-all", "no-verify")
@@ -403,10 +403,13 @@ def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunRepor
     selected = select_tasks(config)
     task_set = TaskSet.of(config.tasks_path, _generated_seed(config), selected)
     episodes = plan_episodes(config, selected)
+    if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
+        open_existing(config.output).close()  # a foreign or newer file is refused before anything
     with RunLock(config.output), _Signals() as signals:
+        manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
         store = Store.for_run(config.output)
         try:
-            claim(store, config, task_set)
+            store.record_manifest(manifest, played)
             finished = store.finished()
             todo = [
                 e
@@ -437,28 +440,36 @@ def _generated_seed(config: RunConfig) -> int | None:
     return DEFAULT_SEED
 
 
-def claim(store: Store, config: RunConfig, task_set: TaskSet) -> None:
-    """Bind the store to this run, or refuse (``StoreError``, the store unchanged) when it holds
-    another: a result-determining setting differs, or tasks played before are not these tasks. A
-    schema-1 store is adopted (made schema 2) only when its episodes were played on these tasks."""
+def claim(config: RunConfig, task_set: TaskSet) -> tuple[dict[str, Any], dict[str, str]]:
+    """The manifest and task digests to record for this run, read from the folder's store without
+    changing it; ``StoreError`` when the folder holds another run: a result-determining setting
+    differs, or tasks played before are not these tasks. A schema-1 store is adopted (made schema 2
+    when the manifest is recorded) only when its episodes were played on these tasks."""
     identity = config.identity()
-    manifest = store.manifest()
-    stored_digests = store.task_digests()
-    if store.version == 1:
-        stored_digests = _adopt_schema_1(store, config, task_set, identity)
-    elif manifest is not None:
-        problems = differences(manifest.get("config", {}), identity)
-        changed = task_differences(stored_digests, task_set)
-        if changed:
-            problems.append(changed)
-        if problems:
-            raise StoreError(
-                f"{store.folder} holds another run ({'; '.join(problems)}); it is left as it was: "
-                "use another --output folder to run these"
-            )
+    manifest: dict[str, Any] | None = None
+    stored_digests: dict[str, str] = {}
+    if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
+        store = open_existing(config.output)
+        try:
+            manifest = store.manifest()
+            stored_digests = store.task_digests()
+            if store.version == 1:
+                stored_digests = _adopt_schema_1(store, config, task_set, identity)
+            elif manifest is not None:
+                problems = differences(manifest.get("config", {}), identity)
+                changed = task_differences(stored_digests, task_set)
+                if changed:
+                    problems.append(changed)
+                if problems:
+                    raise StoreError(
+                        f"{store.folder} holds another run ({'; '.join(problems)}); it is left as it "
+                        "was: use another --output folder to run these"
+                    )
+        finally:
+            store.close()
     played = {**stored_digests, **task_set.digests}
     created = None if manifest is None else manifest.get("created_at")
-    store.record_manifest(build_manifest(task_set, identity, played, created_at=created), played)
+    return build_manifest(task_set, identity, played, created_at=created), played
 
 
 def _adopt_schema_1(
