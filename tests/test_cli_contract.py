@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import signal
 import subprocess
 import sys
@@ -440,3 +441,56 @@ def test_parsing_errors_are_one_line_with_exit_2(tmp_path):
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+# ---- outputs that are not files, and outputs that are inputs --------------------------------------
+def test_an_output_that_is_a_named_pipe_is_refused_not_replaced(trajectories, tmp_path):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    result = invoke("evaluate", trajectories, "-o", pipe)
+    assert result.exit_code == 2
+    assert stderr_lines(result) == [f"error: --output {pipe}: is a named pipe, not a file; name a regular file"]
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+
+
+def test_generate_refuses_to_write_into_the_folder_it_compares_with(tmp_path):
+    folder = tmp_path / "published"
+    folder.mkdir()
+    (folder / "bank_tasks.json").write_text('{"apply_credit_card": []}')
+    before = (folder / "bank_tasks.json").read_bytes()
+    result = invoke(
+        "generate", "--domain", "bank", "--goals", "apply_credit_card", "--compare", folder, "--output", folder
+    )
+    assert result.exit_code == 2
+    assert stderr_lines(result) == [
+        f"error: --output {folder} is also an input folder (--compare); writing into it could destroy the "
+        "input: choose another output folder"
+    ]
+    assert (folder / "bank_tasks.json").read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [
+        "bank_tasks.json"
+    ]
+
+
+def test_generate_refuses_a_problems_file_that_is_one_of_its_outputs(tmp_path):
+    out = tmp_path / "gen"
+    out.mkdir()
+    result = invoke(
+        "generate", "--domain", "bank", "--goals", "apply_credit_card", "--output", out,
+        "--problems", out / "bank_tasks.json",
+    )
+    assert result.exit_code == 2
+    assert stderr_lines(result) == [f"error: --problems and --output name the same file {out / 'bank_tasks.json'}"]
+    assert list(out.iterdir()) == []
+
+
+def test_generated_files_honour_the_umask(tmp_path):
+    out = tmp_path / "gen"
+    umask = os.umask(0o022)
+    try:
+        assert invoke("generate", "--domain", "bank", "--goals", "apply_credit_card", "--output", out).exit_code == 0
+    finally:
+        os.umask(umask)
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {
+        "bank_tasks.json": 0o644,
+        "bank_coverage.json": 0o644,
+    }

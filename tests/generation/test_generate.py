@@ -199,3 +199,21 @@ def test_default_task_set_is_built_once_into_the_cache(tmp_path: Path, monkeypat
     assert default_task_file("library", seed=4) == folder / "library_tasks.json"
     assert (folder / "library_tasks.json").stat().st_mtime_ns == built  # not rebuilt
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no half-built folders left
+
+
+def test_an_interrupted_generation_leaves_the_folder_as_it_was(tmp_path):
+    """Files are written only once every domain is made: never some domains of one seed and some of
+    another in one folder."""
+    from sopbench.generation import generate as generate_files
+
+    goals = ["apply_credit_card", "cancel_test"]
+    generate_files(["bank", "dmv"], tmp_path, seed=0, goals=goals)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def interrupt_in_dmv(domain: str, goal: str) -> None:
+        if domain == "dmv":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        generate_files(["bank", "dmv"], tmp_path, seed=1, goals=goals, progress=interrupt_in_dmv)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

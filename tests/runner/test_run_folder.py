@@ -413,3 +413,29 @@ def test_run_refuses_an_output_that_is_its_store(small_tasks, tmp_path):
         )
     assert _snapshot(folder) == before
     assert os.path.getsize(folder / "results.sqlite") > 0
+
+
+def test_export_refuses_outputs_that_are_its_inputs_or_each_other(small_tasks, tmp_path):
+    folder = tmp_path / "run"
+    run(_config(folder, small_tasks, limit=1))
+    before = _snapshot(folder)
+    out = tmp_path / "traj"
+    (out / "bank").mkdir(parents=True)
+    trajectory = out / "bank" / "ast_reference-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+    cases = {
+        ("--format", "sopbench", "-o", out, "--problems", trajectory): (
+            f"error: --problems and --output name the same file {trajectory}"
+        ),
+        ("--format", "sopbench", "-o", folder): (
+            f"error: --output {folder} is also an input folder (argument); writing into it could destroy the "
+            "input: choose another output folder"
+        ),
+        ("-o", folder / "results.sqlite"): (
+            f"error: --output {folder / 'results.sqlite'} is also an input (the run's store); writing it would "
+            "destroy the input: choose another output name"
+        ),
+    }
+    for args, line in cases.items():
+        result = _cli("export", folder, *args)
+        assert result.exit_code == 2 and result.output.splitlines() == [line]
+    assert _snapshot(folder) == before and not trajectory.exists()
