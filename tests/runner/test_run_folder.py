@@ -191,7 +191,7 @@ sys.path.insert(0, {tests!r})
 import conftest  # registers test-slow-reference
 from sopbench.cli import main
 sys.argv = ["sopbench", "run", "--agent", "test-slow-reference", "--tasks", {tasks!r}, "--output", {output!r},
-            "--concurrency", "1", "--no-baselines"]
+            "--concurrency", "1", "--runs", "10", "--no-baselines"]  # minutes: it is stopped
 main()
 """
 
@@ -320,8 +320,9 @@ def test_task_files_sopbench_cannot_play_are_one_line_errors(small_tasks, tmp_pa
     foreign.write_text((small_tasks / "bank_tasks.json").read_text())
     result = _cli("run", "--agent", "reference", "--tasks", foreign, "-o", tmp_path / "a")
     assert result.exit_code == 2
-    assert _first_line(result) == (
-        f"error: {foreign}: unknown domain 'foo'; known: bank, dmv, healthcare, hotel, library, online_market, university"
+    # (tests may register more domains: the list starts with the published ones)
+    assert _first_line(result).startswith(
+        f"error: {foreign}: unknown domain 'foo'; known: bank, dmv, healthcare, hotel, library, online_market"
     )
     data = json.loads((small_tasks / "bank_tasks.json").read_text())
     goal = next(iter(data))
