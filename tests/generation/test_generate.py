@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import sopbench
 from sopbench.cli import app
 from sopbench.constraints import dump, parse
 from sopbench.domains import WRITE, Catalogue, Context, Domain, get_domain, register_domain
@@ -217,3 +218,24 @@ def test_an_interrupted_generation_leaves_the_folder_as_it_was(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         generate_files(["bank", "dmv"], tmp_path, seed=1, goals=goals, progress=interrupt_in_dmv)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_build_folders_of_killed_processes_are_removed_from_the_cache(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    base = tmp_path / "sopbench" / "tasks"
+    ready = base / f"{sopbench.__version__}-seed9"
+    ready.mkdir(parents=True)
+    (ready / "COMPLETE").write_text("done\n")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    abandoned = base / f".{ready.name}.{dead.pid}.x1y2"
+    building = base / f".{ready.name}.{os.getpid()}.z3w4"  # a build still under way (this process)
+    for folder in (abandoned, building):
+        folder.mkdir()
+        (folder / "bank_tasks.json").write_text("{}")
+    assert default_tasks_dir(seed=9) == ready
+    assert not abandoned.exists() and building.exists()

@@ -108,10 +108,11 @@ def default_tasks_dir(seed: int = DEFAULT_SEED, progress: Callable[[str, str], N
     """
     target = _default_target(seed)
     base = target.parent
+    if base.is_dir():
+        _remove_abandoned_builds(base)
     if (target / _COMPLETE).is_file():
         return target
     base.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_builds(base)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", dir=base))
     try:
         generate(PUBLISHED_DOMAINS, building, seed=seed, progress=progress)
