@@ -25,6 +25,9 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
 STORE_NAME = "results.sqlite"
 LOCK_NAME = "results.sqlite.lock"
+# How long a write waits for a store another program (not a sopbench run: the lock excludes those)
+# holds locked before it fails with one line.
+BUSY_TIMEOUT_S = 2.0
 # The files SQLite keeps beside the store (no output may be one of them).
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 
@@ -167,7 +170,7 @@ class Store:
             open_existing(folder).close()  # refuses a foreign file or a newer schema, read-only
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, isolation_level=None, timeout=5.0)
+            db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
             if not _has_table(db, "meta"):  # a new store is made at the current version
