@@ -210,14 +210,14 @@ class Job:
         self._outputs.append(target)
         return target
 
-    def output_folder(self, path: Path, option: str = "--output") -> Path:
-        """Check a folder the verb writes files into (created when missing, its parent must exist):
-        not a file, a device or a pipe, and not a folder that is also an input. Declare each file
-        written inside it with ``output(..., new_folders=True)`` too."""
+    def output_folder(self, path: Path, option: str = "--output", *, new_folders: bool = False) -> Path:
+        """Check a folder the verb writes files into (created when missing; its parent must exist
+        unless ``new_folders``): not a file, a device or a pipe, and not a folder that is also an
+        input. Declare each file written inside it with ``output(..., new_folders=True)`` too."""
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise UserError(f"{option} {path}: is {_kind(path)}; name a folder")
-        if not path.exists() and not path.parent.is_dir():
+        if not path.exists() and not path.parent.is_dir() and not new_folders:
             raise UserError(f"{option} {path}: folder {path.parent} does not exist (create it first)")
         if path.exists() and not os.access(path, os.W_OK | os.X_OK):
             raise UserError(f"{option} {path}: folder is not writable (choose another place)")

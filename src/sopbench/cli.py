@@ -730,7 +730,7 @@ def run(
             job.inputs([path], option)
     if output.exists() and not output.is_dir():
         raise UserError(f"--output {output}: is {_what(output)}; name a folder (it holds results.sqlite)")
-    job.output_folder(output)
+    job.output_folder(output, new_folders=True)  # a run creates its folder, parents included
     job.inputs(store_files(output), "the run's store", must_exist=False)  # no output may replace it
     agent_options = _given(
         base_url=base_url,
@@ -969,7 +969,7 @@ def export(
     else:
         if output is not None and str(output) == "-":
             raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
-        trajectories_folder = job.output_folder(output or folder / "trajectories")
+        trajectories_folder = job.output_folder(output or folder / "trajectories", new_folders=True)
     try:
         store = open_existing(folder)
     except StoreError as exc:

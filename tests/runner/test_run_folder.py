@@ -300,8 +300,9 @@ def test_export_sopbench_with_tasks_that_no_longer_match_writes_nothing(small_ta
 def test_version_and_the_summary_names_the_task_set(small_tasks, tmp_path):
     version = _cli("--version")
     assert version.exit_code == 0 and version.output == f"sopbench {__version__}\n"
-    result = _cli("run", "--agent", "reference", "--tasks", small_tasks, "-o", tmp_path / "r", "--no-baselines")
-    store = open_existing(tmp_path / "r")
+    folder = tmp_path / "runs" / "r"  # a run creates its folder, parents included
+    result = _cli("run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--no-baselines")
+    store = open_existing(folder)
     digest = store.manifest()["task_set"]["sha256"]
     store.close()
     assert _first_line(result) == f"tasks: {small_tasks.absolute()}; 12 tasks; sha256 {digest[:12]}"
