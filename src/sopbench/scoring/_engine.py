@@ -149,10 +149,18 @@ def _score(
             dropped_implications=switches.dropped_innate_implications,
         )
         graph_ok = check.run(calls, replay.statuses, succeeded)
-        graph = PASSED if graph_ok else Judgement(False, first_and_more(check.problems, *_PROBLEMS))
+        graph = (
+            PASSED
+            if graph_ok
+            else Judgement(False, first_and_more(check.problems, *_PROBLEMS), tuple(check.unverified))
+        )
     else:
         sound = judge_sound_procedure(task, calls, succeeded, sop, replay, tables)
-        graph = PASSED if sound.passed else Judgement(False, first_and_more(sound.explanations, *_PROBLEMS))
+        graph = (
+            PASSED
+            if sound.passed
+            else Judgement(False, first_and_more(sound.explanations, *_PROBLEMS), sound.unverified)
+        )
     justified = None
     if justify_refusal and not task.action_should_succeed:
         passed = (
@@ -164,7 +172,9 @@ def _score(
     procedure = (
         PASSED
         if procedure_passed
-        else Judgement(False, no_error.explanations + not_violated.explanations + graph.explanations)
+        else Judgement(
+            False, no_error.explanations + not_violated.explanations + graph.explanations, graph.unverified
+        )
     )
     return EpisodeScore(
         verdict=Verdict(database=database, permission=permission, procedure=procedure),
