@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import StrPath
+from sopbench.statistics import RateInterval, RepeatedRuns, balanced_interval, repeated_runs, wilson_interval
 from sopbench.tasks import Task
 from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name, read_trajectory_file
 from sopbench.traces import iter_trajectory_files as _files
@@ -37,17 +38,12 @@ ALL_DOMAINS = "all"
 JUDGEMENTS = ("database", "permission", "procedure")
 
 
-@dataclass(frozen=True, slots=True)
-class Rate:
-    passed: int
-    total: int
+# A rate with its count and 95% Wilson interval (``as_dict`` gives passed, total, rate, ci95).
+Rate = RateInterval
 
-    @property
-    def rate(self) -> float | None:
-        return self.passed / self.total if self.total else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "total": self.total, "rate": self.rate}
+# Published checks a correct refusal is not expected to pass: it calls no goal, so counting it as a
+# failure of ``action_successfully_called`` would count every correct refusal.
+_ONLY_WHEN_SHOULD_SUCCEED = frozenset({"action_successfully_called"})
 
 
 @dataclass
@@ -63,12 +59,14 @@ class DomainSummary:
     should_succeed: list[int] = field(default_factory=lambda: [0, 0])  # passed, runs
     should_refuse: list[int] = field(default_factory=lambda: [0, 0])
     justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
+    task_runs: dict[str, list[tuple[int, bool]]] = field(default_factory=dict, repr=False)
 
     def add(self, score: RunScore) -> None:
         self.runs += 1
         self.passed += score.passed
+        self.task_runs.setdefault(score.task_key, []).append((score.run, score.passed))
         for key in self.failures:
-            if not score.verdict[key]:
+            if not score.verdict[key] and (score.should_succeed or key not in _ONLY_WHEN_SHOULD_SUCCEED):
                 self.failures[key] += 1
         bucket = self.should_succeed if score.should_succeed else self.should_refuse
         bucket[0] += score.passed
@@ -96,6 +94,19 @@ class DomainSummary:
         return sum(rates) / len(rates) if rates else None
 
     @property
+    def pass_rate_ci95(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.runs)
+
+    @property
+    def balanced_ci95(self) -> tuple[float, float] | None:
+        return balanced_interval(tuple(self.should_succeed), tuple(self.should_refuse))  # type: ignore[arg-type]
+
+    @property
+    def repeated(self) -> RepeatedRuns:
+        """pass^k, pass@k and the published first-k pass@k over the tasks' runs."""
+        return repeated_runs(self.task_runs)
+
+    @property
     def justified_refusal_rate(self) -> Rate | None:
         return Rate(*self.justified) if self.justified[1] else None
 
@@ -108,18 +119,28 @@ class DomainSummary:
 
     def as_dict(self) -> dict[str, Any]:
         justified = self.justified_refusal_rate
-        return {
+        out = {
             "domain": self.domain,
             "runs": self.runs,
             "passed": self.passed,
             "pass_rate": self.pass_rate,
+            "pass_rate_ci95": _listed(self.pass_rate_ci95),
             "failures": dict(self.failures),
             "should_succeed": self.succeed_rate.as_dict(),
             "should_refuse": self.refuse_rate.as_dict(),
             "balanced": self.balanced,
+            "balanced_ci95": _listed(self.balanced_ci95),
             "justified_refusal": None if justified is None else justified.as_dict(),
             "pass_rate_with_justified_refusals": self.pass_rate_with_justified_refusals,
         }
+        repeated = self.repeated
+        if repeated.max_runs >= 2:
+            out.update(repeated.as_dict())
+        return out
+
+
+def _listed(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
 
 
 @dataclass
