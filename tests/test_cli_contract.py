@@ -332,7 +332,7 @@ def test_tables_written_to_a_pipe_are_full_width_markdown(trajectories, tmp_path
     result = _run_piped("evaluate", str(trajectories), "-o", str(tmp_path / "out.jsonl"))
     assert result.returncode == 0, result.stderr
     assert "…" not in result.stdout
-    assert "| bank | 2 | 0.00% | 0.00% (0/2) | - | 0.00% | 0 | 0 | 2 |" in result.stdout
+    assert "| bank | 2 | 0.00% [0.0-65.8] | 0.00% (0/2) [0.0-65.8] | - | 0.00% [0.0-65.8] | 0 | 0 | 2 |" in result.stdout
     assert f"wrote {tmp_path / 'out.jsonl'}" in result.stdout.splitlines()  # never hard-wrapped
 
 

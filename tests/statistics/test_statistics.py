@@ -41,7 +41,7 @@ def test_wilson_bounds_match_hand_computed_values():
 
 
 def test_balanced_interval_is_the_mover_combination_of_both_wilson_intervals():
-    (l1, u1), (l2, u2) = wilson_interval(5, 10), wilson_interval(10, 10)
+    (l1, u1), (l2, _u2) = wilson_interval(5, 10), wilson_interval(10, 10)
     low, high = balanced_interval((5, 10), (10, 10))
     assert low == pytest.approx(0.75 - math.hypot(0.5 - l1, 1 - l2) / 2)
     assert high == pytest.approx(min(1.0, 0.75 + math.hypot(u1 - 0.5, 0.0) / 2))

@@ -14,7 +14,17 @@ from ._config import RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._record import record_json
-from ._run import BASELINE_AGENTS, Episode, Progress, RunReport, episode_seed, play, run, select_tasks
+from ._run import (
+    BASELINE_AGENTS,
+    Episode,
+    Progress,
+    RunReport,
+    episode_seed,
+    play,
+    row_score,
+    run,
+    select_tasks,
+)
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
 from ._store import SCHEMA_VERSION, STORE_NAME, Store, StoreError, default_tasks_path, open_existing
@@ -47,6 +57,7 @@ __all__ = [
     "play",
     "published_offer",
     "record_json",
+    "row_score",
     "run",
     "run_episode",
     "score_finished_episode",

@@ -14,6 +14,8 @@ from typing import Any
 from sopbench.agents import Agent, Usage, agent_factory, user_factory
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.scoring import RunScore, ScoringError, Summary, summarize
+from sopbench.statistics import Configuration
+from sopbench.statistics import Usage as StatUsage
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
@@ -246,19 +248,36 @@ def _usage(usage: Usage) -> dict[str, int]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 
-def row_score(row: dict[str, Any]) -> RunScore:
-    """A stored completed episode as a score the scoring summaries take."""
+def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None = None) -> RunScore:
+    """A stored completed episode (JSON columns decoded) as a score the scoring summaries take.
+
+    ``protocol``: ``sound`` reads the ``verdict`` column, ``sopbench`` the ``compat`` one (the
+    stored explanations are the sound verdict's, kept only with it). ``source``: where the row was
+    read (default: the agent's name).
+    """
+    if protocol not in ("sound", "sopbench"):
+        raise ValueError(f"a run folder stores sound and sopbench verdicts only, not {protocol}")
+    usage, user_usage = row["usage"] or {}, row["user_usage"] or {}
     return RunScore(
-        source=row["agent"],
+        source=row["agent"] if source is None else source,
         domain=row["domain"],
         record=row["task_index"],
         run=row["run"],
-        protocol="sound",
-        verdict=row["verdict"],
-        explanations=tuple(row["explanations"]),
+        protocol=protocol,
+        verdict=row["verdict"] if protocol == "sound" else row["compat"],
+        explanations=tuple(row["explanations"]) if protocol == "sound" else (),
         justified_refusal=None,
         should_succeed=bool(row["should_succeed"]),
         goal=row["goal"],
+        task_id=row["task_id"],
+        configuration=Configuration(row["agent"], row["model"], row["tool_mode"], row["tool_list"], row["user"]),
+        usage=StatUsage(
+            agent_prompt_tokens=usage.get("prompt_tokens") or 0,
+            agent_completion_tokens=usage.get("completion_tokens") or 0,
+            user_prompt_tokens=user_usage.get("prompt_tokens") or 0,
+            user_completion_tokens=user_usage.get("completion_tokens") or 0,
+            latency_s=row["latency_s"],
+        ),
     )
 
 

@@ -143,9 +143,7 @@ class RunScore:
 
 
 def _configuration_fields(config: Configuration) -> dict[str, Any]:
-    fields = config.as_dict()
-    fields.pop("agent")
-    return fields
+    return config.as_dict()  # agent ("recorded" for a trajectory file), model, tool mode, tool list, user
 
 
 _CONFIGURATIONS: dict[str, Configuration] = {}

@@ -211,6 +211,10 @@ class LeaderboardCell:
     def rate(self) -> float:
         return self.passed / self.cases if self.cases else 0.0
 
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.cases)
+
 
 @dataclass
 class LeaderboardRow:
@@ -244,17 +248,19 @@ class LeaderboardRow:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        cells = {d: {"passed": c.passed, "cases": c.cases, "rate": c.rate} for d, c in self.cells.items()}
-        overall = self.overall
-        cells["Overall"] = {"passed": overall.passed, "cases": overall.cases, "rate": overall.rate}
+        cells = {d: _cell(c) for d, c in self.cells.items()}
+        cells["Overall"] = _cell(self.overall)
         pooled = self.pooled
         justified = None if pooled is None else pooled.justified_refusal_rate
-        return {
+        overall = self.overall
+        out = {
             "model": self.model,
             "mode": self.mode,
             "tool_list": self.tool_list,
             "user": self.user,
             "cells": cells,
+            "pass_rate": overall.rate if overall.cases else None,
+            "pass_rate_ci95": _listed(overall.ci95),
             "should_succeed": None if pooled is None else pooled.succeed_rate.as_dict(),
             "should_refuse": None if pooled is None else pooled.refuse_rate.as_dict(),
             "balanced": None if pooled is None else pooled.balanced,
@@ -265,6 +271,13 @@ class LeaderboardRow:
             "coverage_differs": self.coverage_differs,
             "below_min_cases": self.below_min_cases,
         }
+        if pooled is not None and pooled.repeated.max_runs >= 2:
+            out.update(pooled.repeated.as_dict())
+        return out
+
+
+def _cell(cell: LeaderboardCell) -> dict[str, Any]:
+    return {"passed": cell.passed, "cases": cell.cases, "rate": cell.rate, "ci95": _listed(cell.ci95)}
 
 
 REFUSE_ALL_MODEL = "refuse-all"
@@ -333,6 +346,9 @@ def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
 
 
 def _row_key(score: RunScore) -> RowKey:
+    config = score.configuration
+    if config is not None:  # a run folder's episode: the folder sets its rows apart
+        return (config.model or config.agent, config.tool_mode or "-", config.tool_list or "-", config.user, score.source)
     path = Path(score.source)
     folder = path.parent.parent if path.parent.name == score.domain else path.parent
     return (*_configuration(path), "" if str(folder) == "." else folder.as_posix())
