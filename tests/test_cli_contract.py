@@ -383,7 +383,7 @@ def test_rows_with_few_cases_are_listed_apart_below_the_table(trajectories, task
     result = invoke("leaderboard", trajectories, "--tasks-dir", tasks_dir)
     assert result.exit_code == 0, result.output
     table, apart = result.stdout.split("Rows with fewer than 20 cases (not ranked):")
-    assert "| gpt-4o |" not in table and "| gpt-4o | fc | full | - | 0.00 (2) |" in apart
+    assert "| gpt-4o |" not in table and "| gpt-4o | fc | full | - | 0.00 [0.0-65.8] (2) |" in apart
     ranked = invoke("leaderboard", trajectories, "--tasks-dir", tasks_dir, "--min-cases", "2")
     assert "Rows with fewer" not in ranked.stdout and "| gpt-4o | fc | full |" in ranked.stdout
 

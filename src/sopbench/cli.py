@@ -293,7 +293,7 @@ def evaluate(
     "--format markdown",
 )
 def leaderboard(
-    paths: Paths,
+    paths: Sources,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
@@ -320,13 +320,22 @@ def leaderboard(
     output: Annotated[
         Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the table; - is stdout.")
     ] = Path("-"),
+    pass_hat_k: Annotated[
+        bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
+    ] = False,
+    runs: Annotated[
+        str,
+        typer.Option(metavar="all|first", help="Every run of each task (mean pass rate), or the first (as published)."),
+    ] = "all",
+    by: By = None,
 ) -> None:
-    """The published leaderboard recomputed from trajectory files.
+    """The published leaderboard recomputed from trajectory files and run folders.
 
     One row per (model, mode, tool list, user) configuration and folder, one column per domain and
-    Overall (pooled over cases), each cell with the number of cases behind it (first run of each
-    record), then the Overall pass rate split into tasks that must succeed and tasks that must be
-    refused, and their balanced mean. A refuse-all baseline row is always included. Rows whose
+    Overall (pooled over cases), each cell with its 95% Wilson interval and the number of cases
+    behind it (every run of each task: the mean pass rate over runs), then the Overall pass rate
+    split into tasks that must succeed and tasks that must be refused, and their balanced mean. A
+    refuse-all baseline row is always included. Rows whose
     domains differ from those of the agents' rows together are marked and ranked after the others,
     so that Overall rates are compared over the same domains; rows with fewer than --min-cases
     cases are listed apart below the table.
@@ -343,12 +352,16 @@ def leaderboard(
     chosen = _protocol(protocol, quirk, no_quirk)
     if output_format not in LEADERBOARD_FORMATS:
         raise UserError(f"--format {output_format}: choose markdown, csv or json")
+    if runs not in RUN_CHOICES:
+        raise UserError(f"--runs {runs}: choose all or first")
     if compare_protocols and output_format == "csv":
         raise UserError(
             "--compare does not fit in one CSV table: use --format json (one document) or markdown"
         )
     cards = _card_choice(bank_cards)
-    files = _trajectory_files(paths)
+    breakdowns = _breakdowns(by)
+    sources = _sources(paths)
+    files = sources.files
     target = job.output(output)
     if tasks_dir is not None:
         job.inputs([tasks_dir], "--tasks-dir")
@@ -356,7 +369,7 @@ def leaderboard(
     baseline_tasks = None
     if tasks_dir is not None or folder.is_dir():
         baseline_tasks = _read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
-    if not files:
+    if not len(sources):
         _nothing_found(paths)
         return
     if baseline_tasks is None:
@@ -364,18 +377,27 @@ def leaderboard(
             f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
         )
     passes = 2 if compare_protocols else 1
-    with job.progress(passes * len(files), "scored") as advance:
-        report = build_leaderboard(
-            files,
-            chosen,
-            tasks=baseline_tasks,
-            credit_cards=cards,
-            justify_refusal=require_justified_refusal,
-            compare_protocols=compare_protocols,
-            min_cases=min_cases,
-            progress=advance,
-            on_problem=job.problem,
-        )
+    from sopbench.report import RunFolderError
+
+    with job.progress(passes * len(files) + len(sources.run_folders), "scored") as advance:
+        try:
+            report = build_leaderboard(
+                files,
+                chosen,
+                run_folders=sources.run_folders,
+                runs=runs,
+                pass_hat_k=pass_hat_k,
+                by=breakdowns,
+                tasks=baseline_tasks,
+                credit_cards=cards,
+                justify_refusal=require_justified_refusal,
+                compare_protocols=compare_protocols,
+                min_cases=min_cases,
+                progress=advance,
+                on_problem=job.problem,
+            )
+        except RunFolderError as exc:
+            raise UserError(str(exc)) from None
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
         err_console().print(named, markup=False)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
+from sopbench.scoring import Protocol, RunScore, ScoringReport, file_configuration, score_paths
 from sopbench.statistics import Configuration, Outcome, PairedComparison, breakdown, compare_outcomes
+from sopbench.traces import iter_trajectory_files
 
 from ._breakdowns import breakdown_tables
 from ._sources import read_run_folder, split_sources
@@ -121,11 +122,15 @@ def read_scores(
     paths: Sequence[Path],
     protocol: Protocol,
     *,
+    selector: str | None = None,
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> list[RunScore]:
-    """Every score of ``paths``: run folders' stored verdicts and trajectory files scored."""
+    """Every score of ``paths``: run folders' stored verdicts and trajectory files scored (only the
+    files whose name matches ``selector``: the others would be filtered out after scoring)."""
     folders, others = split_sources(paths)
+    if others:
+        others = [f for f in iter_trajectory_files(others) if matches(file_configuration(f.as_posix()), selector)]
     scores: list[RunScore] = []
     for folder in folders:
         read = read_run_folder(folder, protocol)
@@ -160,11 +165,19 @@ def matches(config: Configuration, selector: str | None) -> bool:
             key, value = (x.strip() for x in part.split("=", 1))
             if key not in fields:
                 raise CompareError(f"unknown key {key!r} (use {', '.join(fields)})")
-            if str(fields[key]) != value:
+            found = fields[key]
+            if not _same(found, value):
                 return False
         elif part not in config.label:
             return False
     return True
+
+
+def _same(found: str | None, wanted: str) -> bool:
+    """A filter value against a configuration field: ``none`` (or nothing) matches an unset field."""
+    if found is None:
+        return wanted.lower() in ("", "none")
+    return found == wanted
 
 
 def one_configuration(scores: list[RunScore], selector: str | None, side: str) -> tuple[Configuration, list[RunScore]]:
@@ -195,8 +208,12 @@ def compare_sources(
     on_problem: Callable[[str], None] | None = None,
 ) -> CompareReport:
     """Compare the one configuration of ``a`` with the one of ``b`` (``CompareError`` otherwise)."""
-    config_of_a, scores_a = one_configuration(read_scores(a, protocol, progress=progress, on_problem=on_problem), config_a, "A")
-    config_of_b, scores_b = one_configuration(read_scores(b, protocol, progress=progress, on_problem=on_problem), config_b, "B")
+    config_of_a, scores_a = one_configuration(
+        read_scores(a, protocol, selector=config_a, progress=progress, on_problem=on_problem), config_a, "A"
+    )
+    config_of_b, scores_b = one_configuration(
+        read_scores(b, protocol, selector=config_b, progress=progress, on_problem=on_problem), config_b, "B"
+    )
     outcomes_a = [s.outcome() for s in scores_a]
     outcomes_b = [s.outcome() for s in scores_b]
     result = compare_outcomes(outcomes_a, outcomes_b, seed=seed)

@@ -113,14 +113,25 @@ def compare_outcomes(
     index_b = {(o.task_id, o.run): o for o in b}
     index_a = {(o.task_id, o.run): o for o in a}
     pairs = [(o, index_b[key]) for key, o in index_a.items() if key in index_b]
-    pairs.sort(key=lambda p: (p[0].domain, p[0].task_id, p[0].run))
-    unpaired_a = tuple(sorted(f"{t} run {r}" for t, r in index_a if (t, r) not in index_b))
-    unpaired_b = tuple(sorted(f"{t} run {r}" for t, r in index_b if (t, r) not in index_a))
+    pairs.sort(key=lambda p: (p[0].domain, task_order(p[0].task_id), p[0].run))
+    unpaired_a = tuple(f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=_key_order))
+    unpaired_b = tuple(f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=_key_order))
     domains = sorted({x.domain for x, _ in pairs})
     per_domain = {d: _rates([p for p in pairs if p[0].domain == d], seed, resamples) for d in domains}
     flips_a = tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed)
     flips_b = tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed)
     return PairedComparison(_rates(pairs, seed, resamples), per_domain, flips_a, flips_b, unpaired_a, unpaired_b)
+
+
+def task_order(task_id: str) -> tuple[str, int, str]:
+    """``bank/open_account[10]`` after ``bank/open_account[9]``: the position compared as a number."""
+    name, _, rest = task_id.partition("[")
+    position = rest.rstrip("]")
+    return (name, int(position), "") if position.isdigit() else (name, -1, task_id)
+
+
+def _key_order(key: tuple[str, int]) -> tuple[tuple[str, int, str], int]:
+    return task_order(key[0]), key[1]
 
 
 def _flip(x: Outcome, y: Outcome) -> Flip:
