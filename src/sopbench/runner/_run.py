@@ -14,7 +14,7 @@ from typing import Any
 from sopbench.agents import Agent, Usage, agent_factory, user_factory
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.scoring import RunScore, ScoringError, Summary, summarize
-from sopbench.statistics import Configuration
+from sopbench.statistics import Configuration, UsageSummary, summarize_usage
 from sopbench.statistics import Usage as StatUsage
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
@@ -69,6 +69,7 @@ class RunReport:
     summary: Summary  # sound verdicts of the completed episodes of the selection
     baselines: dict[str, Summary] = field(default_factory=dict)
     infra_reasons: list[str] = field(default_factory=list)
+    usage: UsageSummary | None = None  # tokens and latency of the completed episodes
 
     @property
     def complete(self) -> bool:
@@ -85,6 +86,7 @@ class RunReport:
             "summary": self.summary.as_dict(),
             "baselines": {name: summary.as_dict() for name, summary in self.baselines.items()},
             "infra_reasons": list(self.infra_reasons),
+            "usage": None if self.usage is None else self.usage.as_dict(),
         }
 
 
@@ -367,6 +369,7 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         infra_errors=infra,
         summary=summarize(scores),
         infra_reasons=reasons,
+        usage=summarize_usage([score.outcome() for score in scores]),
     )
 
 
