@@ -60,8 +60,10 @@ class DomainSummary:
     should_refuse: list[int] = field(default_factory=lambda: [0, 0])
     justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
     task_runs: dict[str, list[tuple[int, bool]]] = field(default_factory=dict, repr=False)
+    _repeated: RepeatedRuns | None = field(default=None, repr=False, compare=False)
 
     def add(self, score: RunScore) -> None:
+        self._repeated = None
         self.runs += 1
         self.passed += score.passed
         self.task_runs.setdefault(score.task_key, []).append((score.run, score.passed))
@@ -103,8 +105,11 @@ class DomainSummary:
 
     @property
     def repeated(self) -> RepeatedRuns:
-        """pass^k, pass@k and the published first-k pass@k over the tasks' runs."""
-        return repeated_runs(self.task_runs)
+        """pass^k, pass@k and the published first-k pass@k over the tasks' runs (kept until the
+        next ``add``)."""
+        if self._repeated is None:
+            self._repeated = repeated_runs(self.task_runs)
+        return self._repeated
 
     @property
     def justified_refusal_rate(self) -> Rate | None:
