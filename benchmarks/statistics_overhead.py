@@ -19,8 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from sopbench.report import configuration_reports
-from sopbench.report._evaluation import EvaluationReport  # noqa: PLC2701 - the report the verb prints
+from sopbench.report import EvaluationReport, configuration_reports
 from sopbench.scoring import ScoringReport, cold_caches, protocol_by_name, score_paths
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench" / "trajectories"

@@ -132,7 +132,7 @@ def test_breakdowns_by_goal_judgement_and_constraint():
     constraints = breakdown(outcomes, "constraint")
     assert constraints["by_kind"]["Or"]["rate"] == pytest.approx(1 / 3)
     assert constraints["by_kind"]["unclassified"]["passed"] == 1
-    assert constraints["by_depth"]["1"]["passed"] == 1
+    assert constraints["by_depth"]["1"]["passed"] == 1 and constraints["by_depth"]["none"]["passed"] == 1
 
 
 def test_summary_has_intervals_and_repeated_runs_only_with_several_runs():

@@ -89,7 +89,8 @@ class UnverifiedConstraint:
     """Which part of a rule a failed procedure left unverified (what breakdowns count).
 
     ``kind``: ``Single``, ``negation`` (a negated single), ``And``, ``Or``, ``Chain``, ``Gate``, or
-    ``unclassified`` when nothing structured is known. It is the innermost expression whose
+    ``unclassified`` when nothing structured is known (scorers may add kinds for procedure
+    failures that are not an unverified constraint, such as an invalid call). It is the innermost expression whose
     verification failed: a single that was never verified; an Or (or Gate) none of whose true
     branches was verified; a Chain verified out of order (an And or Chain with a missing child
     reports that child). ``depth``: 0 for the rule's own expression, one more per enclosing group

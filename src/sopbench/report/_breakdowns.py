@@ -27,9 +27,9 @@ def breakdown_tables(outcomes: Sequence[Outcome], by: Sequence[str], label: str)
                 table.add_row([judgement, rate_text(rate["passed"], rate["total"])])
         else:
             table = TextTable(
-                f"{label}: {data['procedure_failures']} procedure failures, "
-                f"{data['unverified_constraints']} unverified constraints, by kind and nesting depth",
-                ["constraint left unverified", "share"],
+                f"{label}: {data['procedure_failures']} procedure failures, {data['findings']} findings "
+                "(a constraint left unverified, by kind and nesting depth; an invalid call; a violated constraint)",
+                ["what failed the procedure", "share"],
             )
             for kind, rate in data["by_kind"].items():
                 table.add_row([f"kind {kind}", rate_text(rate["passed"], rate["total"])])

@@ -65,7 +65,7 @@ class CompareReport:
                     else f"{100 * difference:+.2f} {interval_text(rates_of.difference_ci95)}",
                     str(data["a_only_passed"]),
                     str(data["b_only_passed"]),
-                    f"{data['mcnemar_p']:.4g}",
+                    _p_text(data["mcnemar_p"]),
                 ],
                 bold=name == "all",
             )
@@ -93,6 +93,11 @@ class CompareReport:
                 shown = ", ".join(unpaired[:10]) + (", ..." if len(unpaired) > 10 else "")
                 lines.append(f"{len(unpaired)} runs of {side} have no partner in the other side (not compared): {shown}")
         return lines
+
+
+def _p_text(p: float) -> str:
+    # Below the smallest float the exact p-value underflows to 0: say so rather than print 0.
+    return "<1e-300" if p == 0 else f"{p:.4g}"
 
 
 def render_compare(report: CompareReport, output_format: str) -> str:

@@ -98,8 +98,9 @@ def breakdown(outcomes: Sequence[Outcome], by: str) -> dict[str, Any]:
 
     - ``goal``: pass rate (with interval) per goal;
     - ``judgement``: failed runs per judgement, as a share of the failed runs (a run can fail several);
-    - ``constraint``: over the procedure failures' unverified constraints, the share of each kind
-      and of each nesting depth.
+    - ``constraint``: over what failed the procedures (the constraint each failing call left
+      unverified, an invalid call, a violated constraint), the share of each kind and of each
+      nesting depth (``none`` for what is not a constraint of the rule, or not classified).
     """
     if by == "goal":
         goals: dict[str, list[bool]] = {}
@@ -119,10 +120,10 @@ def breakdown(outcomes: Sequence[Outcome], by: str) -> dict[str, Any]:
         items = [u for o in outcomes if "procedure" in o.failed for u in (o.unverified or (UNCLASSIFIED,))]
         procedure_failures = sum("procedure" in o.failed for o in outcomes)
         kinds = Counter(u.kind for u in items)
-        depths = Counter("unclassified" if u.depth is None else str(u.depth) for u in items)
+        depths = Counter("none" if u.depth is None else str(u.depth) for u in items)
         return {
             "procedure_failures": procedure_failures,
-            "unverified_constraints": len(items),
+            "findings": len(items),
             "by_kind": {k: RateInterval(n, len(items)).as_dict() for k, n in sorted(kinds.items())},
             "by_depth": {d: RateInterval(n, len(items)).as_dict() for d, n in sorted(depths.items())},
         }
