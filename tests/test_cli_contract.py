@@ -389,7 +389,7 @@ def test_rows_with_few_cases_are_listed_apart_below_the_table(trajectories, task
 
 
 # ---- help ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("verb", ["diagnose", "replay", "evaluate", "leaderboard", "quirks"])
+@pytest.mark.parametrize("verb", ["diagnose", "replay", "evaluate", "leaderboard", "compare", "quirks"])
 def test_help_reads_well_at_80_columns(verb):
     result = _run_piped(verb, "--help", columns=80)
     assert result.returncode == 0

@@ -88,7 +88,8 @@ def test_compare_two_run_folders_pairs_runs_and_names_the_unpaired(runs):
     assert document["difference"] == 1.0 and document["mcnemar_p"] == 0.5
     assert [f["b_first_failing_judgement"] for f in document["a_only_passed"]] != [None, None]
     assert document["unpaired"]["a"]["count"] == 14 and document["unpaired"]["b"]["count"] == 0
-    assert "university" in document["domains"]
+    university = document["domains"]["university"]
+    assert university["a_only_passed_count"] == 2 and len(university["a_only_passed"]) == 2
     table = invoke("compare", runs["reference"], runs["no-verify"], "--by", "judgement")
     assert "runs of A have no partner" in table.stdout and "failed runs by judgement" in table.stdout
     csv = invoke("compare", runs["reference"], runs["no-verify"], "--format", "csv")

@@ -63,14 +63,15 @@ class CompareReport:
                     "-"
                     if difference is None
                     else f"{100 * difference:+.2f} {interval_text(rates_of.difference_ci95)}",
-                    str(data["a_only_passed"]),
-                    str(data["b_only_passed"]),
+                    str(data["a_only_passed_count"]),
+                    str(data["b_only_passed_count"]),
                     _p_text(data["mcnemar_p"]),
                 ],
                 bold=name == "all",
             )
         tables = [rates]
-        for title, flips in (("A passed, B failed", self.result.a_only_passed), ("B passed, A failed", self.result.b_only_passed)):
+        overall = self.result.overall
+        for title, flips in (("A passed, B failed", overall.a_only_passed), ("B passed, A failed", overall.b_only_passed)):
             table = TextTable(
                 f"{title}: {len(flips)} runs" + (f" (first {FLIPS_SHOWN} shown)" if len(flips) > FLIPS_SHOWN else ""),
                 ["task", "run", "A's first failing judgement", "B's first failing judgement"],
@@ -115,7 +116,7 @@ def render_compare(report: CompareReport, output_format: str) -> str:
             ci = data["difference_ci95"] or ["", ""]
             writer.writerow(
                 [name, data["paired_tasks"], data["a"]["pass_rate"], data["b"]["pass_rate"], data["difference"],
-                 ci[0], ci[1], data["mcnemar_p"], data["a_only_passed"], data["b_only_passed"]]
+                 ci[0], ci[1], data["mcnemar_p"], data["a_only_passed_count"], data["b_only_passed_count"]]
             )
         return buffer.getvalue()
     if output_format == "markdown":

@@ -37,15 +37,23 @@ class Flip:
 
 @dataclass(frozen=True, slots=True)
 class PairedRates:
-    """The paired figures of one domain (or of all)."""
+    """The paired figures of one domain (or of all), with the runs that flipped each way."""
 
     paired_tasks: int
     paired_runs: int
     a: RateInterval
     b: RateInterval
     difference_ci95: tuple[float, float] | None
-    a_only: int
-    b_only: int
+    a_only_passed: tuple[Flip, ...]
+    b_only_passed: tuple[Flip, ...]
+
+    @property
+    def a_only(self) -> int:
+        return len(self.a_only_passed)
+
+    @property
+    def b_only(self) -> int:
+        return len(self.b_only_passed)
 
     @property
     def difference(self) -> float | None:
@@ -67,8 +75,10 @@ class PairedRates:
             "difference": self.difference,
             "difference_ci95": None if ci is None else list(ci),
             "mcnemar_p": self.mcnemar_p,
-            "a_only_passed": self.a_only,
-            "b_only_passed": self.b_only,
+            "a_only_passed": [f.as_dict() for f in self.a_only_passed],
+            "b_only_passed": [f.as_dict() for f in self.b_only_passed],
+            "a_only_passed_count": self.a_only,
+            "b_only_passed_count": self.b_only,
         }
 
 
@@ -83,17 +93,11 @@ class PairedComparison:
 
     overall: PairedRates
     domains: dict[str, PairedRates]
-    a_only_passed: tuple[Flip, ...]
-    b_only_passed: tuple[Flip, ...]
     unpaired_a: tuple[str, ...] = field(default=())  # "<task id> run <r>" of A without a B partner
     unpaired_b: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
         out = self.overall.as_dict()
-        out["a_only_passed"] = [f.as_dict() for f in self.a_only_passed]
-        out["b_only_passed"] = [f.as_dict() for f in self.b_only_passed]
-        out["a_only_passed_count"] = len(self.a_only_passed)
-        out["b_only_passed_count"] = len(self.b_only_passed)
         out["unpaired"] = {
             "a": {"count": len(self.unpaired_a), "runs": list(self.unpaired_a)},
             "b": {"count": len(self.unpaired_b), "runs": list(self.unpaired_b)},
@@ -118,9 +122,7 @@ def compare_outcomes(
     unpaired_b = tuple(f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=_key_order))
     domains = sorted({x.domain for x, _ in pairs})
     per_domain = {d: _rates([p for p in pairs if p[0].domain == d], seed, resamples) for d in domains}
-    flips_a = tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed)
-    flips_b = tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed)
-    return PairedComparison(_rates(pairs, seed, resamples), per_domain, flips_a, flips_b, unpaired_a, unpaired_b)
+    return PairedComparison(_rates(pairs, seed, resamples), per_domain, unpaired_a, unpaired_b)
 
 
 def task_order(task_id: str) -> tuple[str, int, str]:
@@ -148,6 +150,6 @@ def _rates(pairs: Sequence[tuple[Outcome, Outcome]], seed: int, resamples: int) 
         a=RateInterval(sum(x.passed for x, _ in pairs), len(pairs)),
         b=RateInterval(sum(y.passed for _, y in pairs), len(pairs)),
         difference_ci95=paired_bootstrap_difference(by_task, seed=seed, resamples=resamples),
-        a_only=sum(x.passed and not y.passed for x, y in pairs),
-        b_only=sum(y.passed and not x.passed for x, y in pairs),
+        a_only_passed=tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed),
+        b_only_passed=tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed),
     )
