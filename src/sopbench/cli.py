@@ -585,7 +585,7 @@ class _Sources:
 
 def _sources(paths: list[Path], *, run_folders: bool = True) -> _Sources:
     """Run folders among ``paths`` and the trajectory files under the others, all declared inputs."""
-    from sopbench.report import split_sources
+    from sopbench.report import outside_run_folders, split_sources
 
     if not run_folders:
         return _Sources([], _trajectory_files(paths))
@@ -593,7 +593,8 @@ def _sources(paths: list[Path], *, run_folders: bool = True) -> _Sources:
     job.inputs(paths)
     folders, others = split_sources(paths)
     job.inputs([folder / "results.sqlite" for folder in folders], must_exist=False)
-    return _Sources(folders, _trajectory_files(others) if others else [])
+    files = outside_run_folders(_trajectory_files(others), folders) if others else []
+    return _Sources(folders, files)
 
 
 def _runs_to_jsonl(

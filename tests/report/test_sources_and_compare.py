@@ -129,3 +129,17 @@ def test_prices_give_a_cost_only_for_priced_models(tmp_path):
     bad.write_text('{"gpt-x": {"input": 1}}')
     with pytest.raises(ValueError, match="gpt-x"):
         read_prices(bad)
+
+
+def test_a_folder_of_run_folders_gives_one_row_per_run_and_skips_their_exports(runs, published_tasks_dir, tmp_path):
+    exported = invoke("export", runs["reference"], "--format", "sopbench", "--output",
+                      runs["reference"] / "trajectories")
+    assert exported.exit_code == 0, exported.output
+    result = invoke("leaderboard", runs["reference"].parent, "--format", "json", "--pass-hat-k",
+                    "--tasks-dir", published_tasks_dir, "--min-cases", 0, "--by", "judgement")
+    assert result.exit_code == 0, result.output
+    rows = {row["model"]: row for row in json.loads(result.stdout)}
+    assert set(rows) == {"reference", "no-verify", "refuse-all"}
+    assert rows["reference"]["cells"]["Overall"]["cases"] == 16 and rows["reference"]["tasks_with_k"] == {"1": 8, "2": 8}
+    assert rows["no-verify"]["breakdowns"]["judgement"]["failed_runs"] == 2
+    assert rows["reference"]["pass_rate_ci95"][1] == 1.0

@@ -30,7 +30,14 @@ from ._leaderboard import (
 from ._prices import read_prices
 from ._replay import ReplayReport, replay_files
 from ._run import RunResult, run_tables
-from ._sources import RunFolder, RunFolderError, is_run_folder, read_run_folder, split_sources
+from ._sources import (
+    RunFolder,
+    RunFolderError,
+    is_run_folder,
+    outside_run_folders,
+    read_run_folder,
+    split_sources,
+)
 from ._table import (
     TextTable,
     interval_text,
@@ -53,6 +60,7 @@ __all__ = [
     "configuration_reports",
     "interval_text",
     "is_run_folder",
+    "outside_run_folders",
     "read_prices",
     "read_run_folder",
     "render_compare",

@@ -15,7 +15,7 @@ from sopbench.statistics import Configuration, Outcome, PairedComparison, breakd
 from sopbench.traces import iter_trajectory_files
 
 from ._breakdowns import breakdown_tables
-from ._sources import read_run_folder, split_sources
+from ._sources import outside_run_folders, read_run_folder, split_sources
 from ._table import TextTable, interval_text, percent
 
 COMPARE_FORMATS = ("markdown", "csv", "json")
@@ -136,7 +136,11 @@ def read_scores(
     files whose name matches ``selector``: the others would be filtered out after scoring)."""
     folders, others = split_sources(paths)
     if others:
-        others = [f for f in iter_trajectory_files(others) if matches(file_configuration(f.as_posix()), selector)]
+        others = [
+            f
+            for f in outside_run_folders(iter_trajectory_files(others), folders)
+            if matches(file_configuration(f.as_posix()), selector)
+        ]
     scores: list[RunScore] = []
     for folder in folders:
         read = read_run_folder(folder, protocol)

@@ -17,7 +17,7 @@ import orjson
 from sopbench.runner import STORE_NAME, row_score
 from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
 
-__all__ = ["RunFolder", "is_run_folder", "read_run_folder", "split_sources"]
+__all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders", "read_run_folder", "split_sources"]
 
 
 def is_run_folder(path: Path) -> bool:
@@ -25,11 +25,28 @@ def is_run_folder(path: Path) -> bool:
 
 
 def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """(run folders, other paths) in the order given."""
-    folders, others = [], []
+    """(run folders, other paths to search for trajectory files), in the order given.
+
+    A folder that is not a run folder may hold run folders (``runs/reference``, ``runs/no-verify``):
+    they are found at any depth. Trajectory files inside a run folder (an export) are not read
+    again: ``outside_run_folders`` drops them from the files found under the other paths.
+    """
+    folders: list[Path] = []
+    others: list[Path] = []
     for path in paths:
-        (folders if is_run_folder(path) else others).append(path)
-    return folders, others
+        if is_run_folder(path):
+            folders.append(path)
+            continue
+        others.append(path)
+        if path.is_dir():
+            folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
+    return list(dict.fromkeys(folders)), others
+
+
+def outside_run_folders(files: Iterable[Path], folders: Sequence[Path]) -> list[Path]:
+    """``files`` without those inside one of ``folders``."""
+    roots = [folder.resolve() for folder in folders]
+    return [f for f in files if not any(f.resolve().is_relative_to(root) for root in roots)]
 
 
 @dataclass
