@@ -858,6 +858,14 @@ def run(
         Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
     ] = None,
     baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            show_default=False,
+            help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
+        ),
+    ] = None,
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -885,6 +893,7 @@ def run(
         import_plugins(plugin or ())
     except ImportError as exc:
         raise UserError(f"--import: {exc}") from None
+    price_table = _prices(prices)
     if tasks is not None:
         job.inputs([tasks], "--tasks")
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
@@ -944,6 +953,10 @@ def run(
             report = run_agents(config, progress=progress.update)
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
+    if report.usage is not None and price_table is not None:
+        from sopbench.statistics import with_cost
+
+        report.usage = with_cost(report.usage, model, price_table)
     job.finish(f"{report.completed} of {report.episodes} episodes stored in {output}")
     if as_json:
         sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")

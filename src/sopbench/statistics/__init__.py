@@ -26,6 +26,7 @@ from ._summary import (
     percentile,
     summarize_outcomes,
     summarize_usage,
+    with_cost,
 )
 
 __all__ = [
@@ -57,4 +58,5 @@ __all__ = [
     "summarize_outcomes",
     "summarize_usage",
     "wilson_interval",
+    "with_cost",
 ]

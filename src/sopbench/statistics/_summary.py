@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sopbench.evaluation import UNCLASSIFIED
@@ -22,6 +22,7 @@ __all__ = [
     "percentile",
     "summarize_outcomes",
     "summarize_usage",
+    "with_cost",
 ]
 
 BREAKDOWNS = ("goal", "constraint", "judgement")
@@ -188,12 +189,7 @@ def summarize_usage(
     latencies = [u.latency_s for u in usages if u.latency_s is not None]
     prompt = sum(u.agent_prompt_tokens for u in usages)
     completion = sum(u.agent_completion_tokens for u in usages)
-    cost = None
-    model = live[0].configuration.model
-    if prices is not None and model is not None and model in prices:
-        per_input, per_output = prices[model]
-        cost = (prompt * per_input + completion * per_output) / 1_000_000
-    return UsageSummary(
+    summary = UsageSummary(
         episodes=len(usages),
         agent_prompt_tokens=prompt,
         agent_completion_tokens=completion,
@@ -202,5 +198,16 @@ def summarize_usage(
         latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
         latency_p50_s=percentile(latencies, 50),
         latency_p95_s=percentile(latencies, 95),
-        cost_usd=cost,
     )
+    return with_cost(summary, live[0].configuration.model, prices)
+
+
+def with_cost(
+    usage: UsageSummary, model: str | None, prices: Mapping[str, tuple[float, float]] | None
+) -> UsageSummary:
+    """``usage`` with the agent's cost when ``prices`` names ``model`` (else unchanged)."""
+    if prices is None or model is None or model not in prices:
+        return usage
+    per_input, per_output = prices[model]
+    cost = (usage.agent_prompt_tokens * per_input + usage.agent_completion_tokens * per_output) / 1_000_000
+    return replace(usage, cost_usd=cost)
