@@ -333,7 +333,7 @@ def test_tables_written_to_a_pipe_are_full_width_markdown(trajectories, tmp_path
     result = _run_piped("evaluate", str(trajectories), "-o", str(tmp_path / "out.jsonl"))
     assert result.returncode == 0, result.stderr
     assert "…" not in result.stdout
-    assert "| bank | 2 | 0.00% | 0.00% (0/2) | - | 0.00% | 0 | 0 | 2 |" in result.stdout
+    assert "| bank | 2 | 0.00% [0.0-65.8] | 0.00% (0/2) [0.0-65.8] | - | 0.00% [0.0-65.8] | 0 | 0 | 2 |" in result.stdout
     assert f"wrote {tmp_path / 'out.jsonl'}" in result.stdout.splitlines()  # never hard-wrapped
 
 
@@ -384,13 +384,13 @@ def test_rows_with_few_cases_are_listed_apart_below_the_table(trajectories, task
     result = invoke("leaderboard", trajectories, "--tasks-dir", tasks_dir)
     assert result.exit_code == 0, result.output
     table, apart = result.stdout.split("Rows with fewer than 20 cases (not ranked):")
-    assert "| gpt-4o |" not in table and "| gpt-4o | fc | full | - | 0.00 (2) |" in apart
+    assert "| gpt-4o |" not in table and "| gpt-4o | fc | full | - | 0.00 [0.0-65.8] (2) |" in apart
     ranked = invoke("leaderboard", trajectories, "--tasks-dir", tasks_dir, "--min-cases", "2")
     assert "Rows with fewer" not in ranked.stdout and "| gpt-4o | fc | full |" in ranked.stdout
 
 
 # ---- help ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("verb", ["diagnose", "replay", "evaluate", "leaderboard", "quirks"])
+@pytest.mark.parametrize("verb", ["diagnose", "replay", "evaluate", "leaderboard", "compare", "quirks"])
 def test_help_reads_well_at_80_columns(verb):
     result = _run_piped(verb, "--help", columns=80)
     assert result.returncode == 0

@@ -50,9 +50,10 @@ def _readme_rows():
 
 @pytest.fixture(scope="module")
 def rows():
-    # The README was computed with credit cards read as the task data stores them (a list).
+    # The README was computed with credit cards read as the task data stores them (a list), on the
+    # first run of each task (as the published table counted).
     result = CliRunner().invoke(app, [
-        "leaderboard", str(SHARED / "trajectories"), "--protocol", "sopbench",
+        "leaderboard", str(SHARED / "trajectories"), "--protocol", "sopbench", "--runs", "first",
         "--no-quirk", "credit_cards_as_shipped", "--format", "json", "--tasks-dir", str(SHARED / "tasks"),
     ])
     assert result.exit_code == 0, result.output
@@ -90,6 +91,24 @@ def test_the_leaderboard_has_a_refuse_all_row_that_beats_most_models(rows):
     assert refuse_all["cells"]["university"]["passed"] == 36
 
 
+def test_all_runs_give_the_mean_pass_rate_and_pass_hat_k_columns():
+    folder = SHARED / "trajectories" / "university"
+    name = "ast_gpt-4.1-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json.gz"
+    result = CliRunner().invoke(
+        app, ["leaderboard", str(folder / name), "--protocol", "sopbench", "--pass-hat-k", "--format", "json",
+              "--tasks-dir", str(SHARED / "tasks")],
+    )
+    assert result.exit_code == 0, result.output
+    row = next(row for row in json.loads(result.stdout) if row["model"] == "gpt-4.1-mini")
+    assert row["cells"]["Overall"]["cases"] == 132 and round(row["pass_rate"], 4) == 0.4697
+    assert round(row["pass_hat_k"]["3"], 4) == 0.2727 and row["tasks_with_k"]["3"] == 44
+    markdown = CliRunner().invoke(
+        app, ["leaderboard", str(folder / name), "--protocol", "sopbench", "--pass-hat-k", "--tasks-dir",
+              str(SHARED / "tasks")],
+    )
+    assert "| pass^2 | pass^3 |" in markdown.stdout.splitlines()[0]
+
+
 def test_markdown_and_csv_formats(tmp_path):
     folder = SHARED / "trajectories" / "university"
     for fmt, marker in (("markdown", "| model | mode |"), ("csv", "model,mode,tool list,user")):
@@ -108,7 +127,9 @@ def test_the_table_splits_overall_by_expected_outcome_and_can_judge_refusals():
     header = plain.stdout.splitlines()[0]
     assert header.endswith("| Overall | should succeed | should refuse | balanced |")
     refuse_all = next(line for line in plain.stdout.splitlines() if line.startswith("| refuse-all "))
-    assert refuse_all.endswith("| 64.45 (903) | 0.00 (321) | 100.00 (582) | 50.00 |")
+    assert refuse_all.endswith(
+        "| 64.45 [61.3-67.5] (903) | 0.00 [0.0-1.2] (321) | 100.00 [99.3-100.0] (582) | 50.00 [49.7-50.6] |"
+    )
     judged = CliRunner().invoke(app, [*base, "--require-justified-refusal", "--format", "json"])
     assert judged.exit_code == 0, judged.output
     rows = json.loads(judged.stdout)

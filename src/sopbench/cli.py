@@ -76,6 +76,23 @@ Paths = Annotated[
         metavar="PATH", help="Trajectory files (.json, .json.gz) or folders of them.", show_default=False
     ),
 ]
+Sources = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="PATH",
+        help="Run folders of sopbench run (results.sqlite), trajectory files (.json, .json.gz) or folders of them.",
+        show_default=False,
+    ),
+]
+By = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--by",
+        metavar="goal|constraint|judgement",
+        help="Also show this breakdown (repeatable; --json always holds all three).",
+        show_default=False,
+    ),
+]
 Output = Annotated[
     Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write; - is standard output.")
 ]
@@ -207,7 +224,7 @@ def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
         result = replay_files(files, write, progress=advance, on_problem=current_job().problem)
         return result, result.runs
 
-    _runs_to_jsonl(paths, output, as_json, "replayed", produce)
+    _runs_to_jsonl(paths, output, as_json, "replayed", lambda sources, write, advance: produce(sources.files, write, advance))
 
 
 # ---- evaluate ------------------------------------------------------------------------------------
@@ -217,7 +234,7 @@ def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
     "--output verdicts.jsonl",
 )
 def evaluate(
-    paths: Paths,
+    paths: Sources,
     output: Output,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
@@ -228,15 +245,27 @@ def evaluate(
         typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published)."),
     ] = "all",
     bank_cards: BankCards = None,
+    by: By = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            show_default=False,
+            help="TOML or JSON: USD per million input/output tokens per model; adds cost_usd to live runs.",
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Score recorded trajectories: one verdict per run, then a summary per domain.
+    """Score recorded trajectories and read run folders: one verdict per run, then a summary per
+    configuration and domain.
 
-    Each line of --output holds source, domain, record, run, protocol, the verdict (passed,
-    database, permission, procedure and the seven published checks) and explanations. The summary
+    Each line of --output holds source, domain, record, run, model, tool_mode, tool_list, user,
+    goal, task_id, protocol, the verdict (passed, database, permission, procedure and the seven
+    published checks) and explanations. The summary, one block per configuration (never pooled),
     gives runs, pass rate, the rates on tasks that must succeed and must be refused, their balanced
-    mean, and failures by judgement. Records without a trajectory are counted and named, not
-    scored.
+    mean, each with its 95% interval, pass^k with several runs per task, failures by judgement and,
+    for live runs, tokens and latency. A run folder holds the sound and sopbench verdicts: other
+    quirk mixes need exported trajectories. Records without a trajectory are counted and named.
     """
     from sopbench.report import evaluate_files
 
@@ -245,21 +274,34 @@ def evaluate(
     if runs not in RUN_CHOICES:
         raise UserError(f"--runs {runs}: choose all or first")
     cards = _card_choice(bank_cards)
+    breakdowns = _breakdowns(by)
+    price_table = _prices(prices)
 
-    def produce(files, write, advance):
-        result = evaluate_files(
-            files,
+    def produce(sources, write, advance):
+        from sopbench.report import RunFolderError
+
+        try:
+            result = _evaluate(sources, write, advance)
+        except RunFolderError as exc:
+            raise UserError(str(exc)) from None
+        return result, result.runs_scored
+
+    def _evaluate(sources, write, advance):
+        return evaluate_files(
+            sources.files,
             chosen,
             write,
+            run_folders=sources.run_folders,
+            by=breakdowns,
+            prices=price_table,
             runs=runs,
             credit_cards=cards,
             justify_refusal=require_justified_refusal,
             progress=advance,
             on_problem=job.problem,
         )
-        return result, result.runs_scored
 
-    _runs_to_jsonl(paths, output, as_json, "scored", produce)
+    _runs_to_jsonl(paths, output, as_json, "scored", produce, run_folders=True)
 
 
 # ---- leaderboard ---------------------------------------------------------------------------------
@@ -269,7 +311,7 @@ def evaluate(
     "--format markdown",
 )
 def leaderboard(
-    paths: Paths,
+    paths: Sources,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
@@ -296,13 +338,22 @@ def leaderboard(
     output: Annotated[
         Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the table; - is stdout.")
     ] = Path("-"),
+    pass_hat_k: Annotated[
+        bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
+    ] = False,
+    runs: Annotated[
+        str,
+        typer.Option(metavar="all|first", help="Every run of each task (mean pass rate), or the first (as published)."),
+    ] = "all",
+    by: By = None,
 ) -> None:
-    """The published leaderboard recomputed from trajectory files.
+    """The published leaderboard recomputed from trajectory files and run folders.
 
     One row per (model, mode, tool list, user) configuration and folder, one column per domain and
-    Overall (pooled over cases), each cell with the number of cases behind it (first run of each
-    record), then the Overall pass rate split into tasks that must succeed and tasks that must be
-    refused, and their balanced mean. A refuse-all baseline row is always included. Rows whose
+    Overall (pooled over cases), each cell with its 95% Wilson interval and the number of cases
+    behind it (every run of each task: the mean pass rate over runs), then the Overall pass rate
+    split into tasks that must succeed and tasks that must be refused, and their balanced mean. A
+    refuse-all baseline row is always included. Rows whose
     domains differ from those of the agents' rows together are marked and ranked after the others,
     so that Overall rates are compared over the same domains; rows with fewer than --min-cases
     cases are listed apart below the table.
@@ -319,12 +370,16 @@ def leaderboard(
     chosen = _protocol(protocol, quirk, no_quirk)
     if output_format not in LEADERBOARD_FORMATS:
         raise UserError(f"--format {output_format}: choose markdown, csv or json")
+    if runs not in RUN_CHOICES:
+        raise UserError(f"--runs {runs}: choose all or first")
     if compare_protocols and output_format == "csv":
         raise UserError(
             "--compare does not fit in one CSV table: use --format json (one document) or markdown"
         )
     cards = _card_choice(bank_cards)
-    files = _trajectory_files(paths)
+    breakdowns = _breakdowns(by)
+    sources = _sources(paths)
+    files = sources.files
     target = job.output(output)
     if tasks_dir is not None:
         job.inputs([tasks_dir], "--tasks-dir")
@@ -332,7 +387,7 @@ def leaderboard(
     baseline_tasks = None
     if tasks_dir is not None or folder.is_dir():
         baseline_tasks = _read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
-    if not files:
+    if not len(sources):
         _nothing_found(paths)
         return
     if baseline_tasks is None:
@@ -340,18 +395,27 @@ def leaderboard(
             f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
         )
     passes = 2 if compare_protocols else 1
-    with job.progress(passes * len(files), "scored") as advance:
-        report = build_leaderboard(
-            files,
-            chosen,
-            tasks=baseline_tasks,
-            credit_cards=cards,
-            justify_refusal=require_justified_refusal,
-            compare_protocols=compare_protocols,
-            min_cases=min_cases,
-            progress=advance,
-            on_problem=job.problem,
-        )
+    from sopbench.report import RunFolderError
+
+    with job.progress(passes * len(files) + len(sources.run_folders), "scored") as advance:
+        try:
+            report = build_leaderboard(
+                files,
+                chosen,
+                run_folders=sources.run_folders,
+                runs=runs,
+                pass_hat_k=pass_hat_k,
+                by=breakdowns,
+                tasks=baseline_tasks,
+                credit_cards=cards,
+                justify_refusal=require_justified_refusal,
+                compare_protocols=compare_protocols,
+                min_cases=min_cases,
+                progress=advance,
+                on_problem=job.problem,
+            )
+        except RunFolderError as exc:
+            raise UserError(str(exc)) from None
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
         err_console().print(named, markup=False)
@@ -359,6 +423,78 @@ def leaderboard(
     job.write_text(target, render_leaderboard(report, output_format))
     if not target.is_stdout:
         err_console().print(f"wrote {target}", markup=False)
+
+
+# ---- compare -------------------------------------------------------------------------------------
+@verb(
+    app,
+    epilog="Examples: sopbench compare runs/reference runs/no-verify ;  sopbench compare "
+    "../shared/sopbench/trajectories ../shared/sopbench/trajectories --protocol sopbench "
+    "--config-a model=gpt-4o,tool_mode=fc,tool_list=full --config-b model=gpt-4o-mini,tool_mode=fc,tool_list=full",
+)
+def compare(
+    a: Annotated[Path, typer.Argument(metavar="A", help="A run folder, trajectory file or folder of them.")],
+    b: Annotated[Path, typer.Argument(metavar="B", help="The same for the other side.")],
+    protocol: ProtocolName = "sound",
+    quirk: QuirkOn = None,
+    no_quirk: QuirkOff = None,
+    config_a: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILTER",
+            show_default=False,
+            help="Choose A's configuration: key=value pairs (agent, model, tool_mode, tool_list, user) "
+            "separated by commas, or a text of its name.",
+        ),
+    ] = None,
+    config_b: Annotated[
+        str | None, typer.Option(metavar="FILTER", show_default=False, help="Choose B's configuration.")
+    ] = None,
+    by: By = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", metavar="markdown|csv|json", help="The document printed.")
+    ] = "markdown",
+) -> None:
+    """Compare two agents on the same tasks: runs paired by task id and run.
+
+    Prints the paired tasks, each side's pass rate, the difference with a 95% paired bootstrap
+    interval (seeded, 2,000 resamples over tasks), the exact McNemar p-value, per domain and
+    overall, and the runs that flipped in each direction with each side's first failing judgement.
+    Runs present on one side only are counted and named. Each side must hold one configuration
+    (choose with --config-a / --config-b).
+    """
+    from sopbench.report import COMPARE_FORMATS, CompareError, RunFolderError, compare_sources, render_compare
+
+    job = current_job()
+    chosen = _protocol(protocol, quirk, no_quirk)
+    if as_json:
+        output_format = "json"
+    if output_format not in COMPARE_FORMATS:
+        raise UserError(f"--format {output_format}: choose markdown, csv or json")
+    breakdowns = _breakdowns(by)
+    sides = [_sources([path]) for path in (a, b)]
+    for path, side in zip((a, b), sides, strict=True):
+        if not len(side):
+            raise UserError(f"{path}: no run folder and no trajectory file (.json, .json.gz) here")
+    with job.progress(sum(len(side) for side in sides), "read") as advance:
+        try:
+            report = compare_sources(
+                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns,
+                progress=advance, on_problem=job.problem,
+            )
+        except (CompareError, RunFolderError) as exc:
+            raise UserError(str(exc)) from None
+    job.finish(f"{report.result.overall.paired_runs} paired runs compared")
+    if output_format == "markdown" and out_console().is_terminal:
+        for table in report.tables():
+            table.print(out_console())
+        for note in report.notes():
+            out_console().print(note, markup=False)
+    else:
+        sys.stdout.write(render_compare(report, output_format))
+    if report.result.overall.paired_runs == 0:
+        job.nothing_to_do("A and B share no task and run")
 
 
 # ---- quirks --------------------------------------------------------------------------------------
@@ -417,6 +553,32 @@ def _card_choice(csv_path: Path | None):
         raise UserError(f"--bank-cards {csv_path}: {exc.message}") from None
 
 
+def _breakdowns(by: list[str] | None) -> list[str]:
+    from sopbench.statistics import BREAKDOWNS
+
+    chosen = []
+    for item in by or ():
+        for name in (part.strip() for part in item.split(",")):
+            if name not in BREAKDOWNS:
+                raise UserError(f"--by {name}: choose {', '.join(BREAKDOWNS)}")
+            if name not in chosen:
+                chosen.append(name)
+    return chosen
+
+
+def _prices(path: Path | None):
+    """The --prices table (checked whole before any output is touched)."""
+    if path is None:
+        return None
+    from sopbench.report import read_prices
+
+    current_job().inputs([path], "--prices")
+    try:
+        return read_prices(path)
+    except ValueError as exc:
+        raise UserError(f"--prices {path}: {exc}") from None
+
+
 def _trajectory_files(paths: list[Path]) -> list[Path]:
     """The trajectory files under ``paths``, all declared as inputs (no output may be one of them)."""
     from sopbench.traces import iter_trajectory_files
@@ -428,19 +590,46 @@ def _trajectory_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-def _runs_to_jsonl(paths: list[Path], output: Path, as_json: bool, done: str, produce) -> None:
-    """Check ``paths`` and ``output``, then ``produce(files, write, advance)`` -> (result, runs): each
-    run's ``to_json()`` goes to ``write``, one JSON line of ``output``; then the summary."""
+class _Sources:
+    """What a verb reads: run folders (their results.sqlite) and trajectory files."""
+
+    def __init__(self, run_folders: list[Path], files: list[Path]) -> None:
+        self.run_folders = run_folders
+        self.files = files
+
+    def __len__(self) -> int:
+        return len(self.run_folders) + len(self.files)
+
+
+def _sources(paths: list[Path], *, run_folders: bool = True) -> _Sources:
+    """Run folders among ``paths`` and the trajectory files under the others, all declared inputs."""
+    from sopbench.report import outside_run_folders, split_sources
+
+    if not run_folders:
+        return _Sources([], _trajectory_files(paths))
     job = current_job()
-    files = _trajectory_files(paths)
+    job.inputs(paths)
+    folders, others = split_sources(paths)
+    job.inputs([folder / "results.sqlite" for folder in folders], must_exist=False)
+    files = outside_run_folders(_trajectory_files(others), folders) if others else []
+    return _Sources(folders, files)
+
+
+def _runs_to_jsonl(
+    paths: list[Path], output: Path, as_json: bool, done: str, produce, *, run_folders: bool = False
+) -> None:
+    """Check ``paths`` and ``output``, then ``produce(sources, write, advance)`` -> (result, runs):
+    each run's ``to_json()`` goes to ``write``, one JSON line of ``output``; then the summary."""
+    job = current_job()
+    sources = _sources(paths, run_folders=run_folders)
     target = job.output(output)
     if target.is_stdout and as_json:
         raise UserError("--output - and --json would both print on standard output; name a file for --output")
-    if not files:
+    if not len(sources):
         _nothing_found(paths, target)
         return
-    with job.progress(len(files), done) as advance, job.write(target) as sink:
-        result, runs = produce(files, lambda item: sink.write(_json_line(item.to_json())), advance)
+    with job.progress(len(sources), done) as advance, job.write(target) as sink:
+        result, runs = produce(sources, lambda item: sink.write(_json_line(item.to_json())), advance)
     job.finish(f"{runs} runs {done}, written to {target}")
     if runs == 0:
         job.nothing_to_do(f"no run could be {done}")
@@ -463,7 +652,8 @@ def _show(result, target: OutputTarget, as_json: bool) -> None:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
         return
     console = err_console() if target.is_stdout else out_console()
-    result.table().print(console)
+    for table in result.tables() if hasattr(result, "tables") else [result.table()]:
+        table.print(console)
     for note in result.notes():
         console.print(note, markup=False)
     console.print(f"wrote {target}", markup=False)
@@ -689,6 +879,14 @@ def run(
         Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
     ] = None,
     baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            show_default=False,
+            help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
+        ),
+    ] = None,
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -723,6 +921,7 @@ def run(
             raise UserError(
                 f"--domain: unknown domain {', '.join(unknown)}; known: all, {', '.join(PUBLISHED_DOMAINS)}"
             )
+    price_table = _prices(prices)
     if tasks is not None:
         job.inputs([tasks], "--tasks")
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
@@ -784,6 +983,10 @@ def run(
             report = run_agents(config, progress=progress.update)
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
+    if report.usage is not None and price_table is not None:
+        from sopbench.statistics import with_cost
+
+        report.usage = with_cost(report.usage, model, price_table)
     job.finish(f"{report.completed} of {report.episodes} episodes stored in {output}")
     for damaged in report.damaged:
         job.problem(damaged)

@@ -208,3 +208,14 @@ def test_explanations_name_a_call_by_its_own_step_label():
     trace = Trace([ToolCall("transfer_funds", {"username": "alice"}, None, True, step=17)])
     verdict = evaluate_trace(trace, sop, StaticOracle("transfer_funds", False))
     assert "at step 17" in verdict.permission.explanations[0]
+
+
+def test_a_failed_procedure_names_the_kind_and_depth_of_what_was_left_unverified():
+    from sopbench.evaluation import UnverifiedConstraint
+
+    missing_login = evaluate_trace(Trace([BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle())
+    assert missing_login.procedure.unverified == (UnverifiedConstraint("Single", 1),)
+    out_of_order = evaluate_trace(Trace([BALANCE, LOGIN, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle())
+    assert not out_of_order.procedure.passed
+    assert out_of_order.procedure.unverified == (UnverifiedConstraint("Chain", 0),)
+    assert evaluate_trace(Trace([LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle()).procedure.unverified == ()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sopbench.scoring import (
     SOPBENCH,
     SOUND,
@@ -81,7 +83,7 @@ def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     # Each row also splits its Overall by the tasks' expected outcome.
     assert (model.pooled.should_succeed, model.pooled.should_refuse) == ([1, 1], [1, 2])
     assert model.pooled.balanced == 0.75
-    assert model.as_dict()["should_refuse"] == {"passed": 1, "total": 2, "rate": 0.5}
+    assert model.as_dict()["should_refuse"] == {"passed": 1, "total": 2, "rate": 0.5, "ci95": [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)]}
 
 
 def test_the_refuse_all_row_splits_582_of_903_into_every_refusal_and_no_success(
@@ -150,3 +152,24 @@ def test_task_json_round_trips(published_tasks_dir: Path) -> None:
     task = next(iter(iter_all_tasks(published_tasks_dir)))
     again = task_from_json({**_task_json(task), "user_goal": task.goal}, domain=task.domain)
     assert again.goal == task.goal
+
+
+def test_a_correct_refusal_is_not_a_failure_of_action_successfully_called() -> None:
+    refusal = _score("bank", True, False)
+    refusal.verdict["action_successfully_called"] = False  # no goal call: what a correct refusal is
+    missed = _score("bank", False, True)
+    missed.verdict["action_successfully_called"] = False
+    summary = summarize([refusal, missed])
+    assert summary.overall.failures["action_successfully_called"] == 1
+
+
+def test_summary_reports_intervals_and_pass_hat_k_over_repeated_runs() -> None:
+    scores = [
+        RunScore(FILE, "bank", 0, run, "sound", _score("bank", passed, True).verdict, (), None, True, "g", task_id="bank/g[0]")
+        for run, passed in enumerate([True, False, True])
+    ]
+    data = summarize(scores).overall.as_dict()
+    assert data["pass_rate_ci95"][0] < 2 / 3 < data["pass_rate_ci95"][1]
+    assert data["pass_hat_k"] == {"1": pytest.approx(2 / 3), "2": pytest.approx(1 / 3), "3": 0.0}
+    assert data["pass_at_k_first"] == {"1": 1.0, "2": 1.0, "3": 1.0}
+    assert data["tasks_with_k"] == {"1": 1, "2": 1, "3": 1}

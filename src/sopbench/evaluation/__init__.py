@@ -14,10 +14,21 @@ from ._evaluate import (
     judge_procedure,
     state_diff,
 )
-from ._model import PASSED, Judgement, Oracle, StaticOracle, ToolCall, Trace, Verdict
+from ._model import (
+    PASSED,
+    UNCLASSIFIED,
+    Judgement,
+    Oracle,
+    StaticOracle,
+    ToolCall,
+    Trace,
+    UnverifiedConstraint,
+    Verdict,
+)
 
 __all__ = [
     "PASSED",
+    "UNCLASSIFIED",
     "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",
@@ -25,6 +36,7 @@ __all__ = [
     "StaticOracle",
     "ToolCall",
     "Trace",
+    "UnverifiedConstraint",
     "Verdict",
     "canonical_json",
     "compare_databases",

@@ -23,7 +23,7 @@ import orjson
 
 from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, holds, render
 
-from ._model import PASSED, Judgement, Oracle, ToolCall, Trace, Verdict
+from ._model import PASSED, UNCLASSIFIED, Judgement, Oracle, ToolCall, Trace, UnverifiedConstraint, Verdict
 
 MAX_DIFFS = 6
 
@@ -178,6 +178,7 @@ def _false_constraints(expr: Expr | None, bindings: Mapping[str, Any], oracle: O
 # ---- procedure -----------------------------------------------------------------------------------
 def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, list[str]]:
     problems: list[str] = []
+    unverified: list[UnverifiedConstraint] = []
     notes: list[str] = []
     for step, call in enumerate(trace.calls):
         rule = sop.rule(call.name)
@@ -191,7 +192,8 @@ def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, 
             notes.append(f"(read-only, not counted) {text}")
         else:
             problems.append(text)
-    return Judgement(not problems, tuple(problems)), notes
+            unverified.append(checker.failing or UNCLASSIFIED)
+    return Judgement(not problems, tuple(problems), tuple(unverified)), notes
 
 
 class _PrefixVerifier:
@@ -203,64 +205,77 @@ class _PrefixVerifier:
         self.sop = sop
         self.oracle = oracle
         self.problem: str | None = None
+        # The expression the first problem is about (kept with ``problem``, saved and restored with it).
+        self.failing: UnverifiedConstraint | None = None
 
-    def _fail(self, text: str) -> None:
+    def _fail(self, text: str, expr: Expr, depth: int) -> None:
         if self.problem is None:
             self.problem = text
+            self.failing = _unverified(expr, depth)
 
-    def earliest(self, expr: Expr, bindings: Mapping[str, Any], after: int, *, in_process: bool) -> int | None:
+    def earliest(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, *, in_process: bool, depth: int = 0
+    ) -> int | None:
         """Index of the call by which ``expr`` is verified using calls in ``[after, step)``, or None.
 
         ``after`` itself is returned when nothing needs to be called.
         """
         if isinstance(expr, Single):
-            return self._single(expr, bindings, after, in_process)
+            return self._single(expr, bindings, after, in_process, depth)
         if isinstance(expr, Chain):
             position = after
             previous: Expr | None = None
             for child in expr.children:
-                found = self.earliest(child, bindings, position, in_process=in_process)
+                found = self.earliest(child, bindings, position, in_process=in_process, depth=depth + 1)
                 if found is None:
                     if previous is not None and self._verifiable(child, bindings, in_process):
                         self.problem = (
                             f'"{_describe(child, bindings)}" was verified before "{_describe(previous, bindings)}"'
                             f", but they must be verified in this order"
                         )
+                        self.failing = _unverified(expr, depth)
                     return None
                 position, previous = found, child
             return position
         if isinstance(expr, And):
-            found_all = [self.earliest(child, bindings, after, in_process=in_process) for child in expr.children]
+            found_all = [
+                self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
+                for child in expr.children
+            ]
             return None if any(f is None for f in found_all) else max(found_all, default=after)  # type: ignore[type-var]
-        return self._choice(expr, bindings, after, in_process)
+        return self._choice(expr, bindings, after, in_process, depth)
 
     def _verifiable(self, expr: Expr, bindings: Mapping[str, Any], in_process: bool) -> bool:
         probe = _PrefixVerifier(self.calls, self.step, self.sop, self.oracle)
         return probe.earliest(expr, bindings, 0, in_process=in_process) is not None
 
-    def _choice(self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
+    def _choice(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
         children = expr.children  # type: ignore[union-attr]
         if in_process:
             # Alternatives of a verification process: any one way of checking will do.
-            options = [self._quiet(child, bindings, after, in_process) for child in children]
+            options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
             found = [f for f in options if f is not None]
             if found:
                 return min(found)
-            self._fail(f"none of these checks was made: {_inline(expr, bindings)}")
+            self._fail(f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
             return None
         true_children = [child for child in children if self._holds(child, bindings)]
         if true_children:
-            found = [self._quiet(child, bindings, after, in_process) for child in true_children]
+            found = [self._quiet(child, bindings, after, in_process, depth + 1) for child in true_children]
             verified = [f for f in found if f is not None]
             if verified:
                 return min(verified)
             self._fail(
                 "no alternative that holds was verified; verify one of: "
-                + "; ".join(f'"{_describe(c, bindings)}" (call {self._helper_text(c, bindings)})' for c in true_children)
+                + "; ".join(f'"{_describe(c, bindings)}" (call {self._helper_text(c, bindings)})' for c in true_children),
+                expr,
+                depth,
             )
             return None
         # No branch holds: the service must not run, and finding that out means checking each branch.
-        found = [self.earliest(child, bindings, after, in_process=in_process) for child in children]
+        found = [self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1) for child in children]
         return None if any(f is None for f in found) else max(found)  # type: ignore[type-var]
 
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
@@ -270,16 +285,20 @@ class _PrefixVerifier:
         offered = [h for h in helpers if h.name not in self.sop.unoffered] or helpers
         return " and ".join(str(h) for h in offered) or "nothing"
 
-    def _quiet(self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
-        saved = self.problem
-        found = self.earliest(expr, bindings, after, in_process=in_process)
-        self.problem = saved
+    def _quiet(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
+        saved = self.problem, self.failing
+        found = self.earliest(expr, bindings, after, in_process=in_process, depth=depth)
+        self.problem, self.failing = saved
         return found
 
     def _holds(self, expr: Expr, bindings: Mapping[str, Any]) -> bool:
         return holds(expr, lambda single: self.oracle.holds(self.step, single, bindings))
 
-    def _single(self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
+    def _single(
+        self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
         # Inside a verification process every single is a helper call, even when a constraint
         # shares its name (a tool-named constraint is verified by calling that very tool).
         if not in_process and single.name in self.sop.verifiers:
@@ -287,13 +306,19 @@ class _PrefixVerifier:
             if process is None:
                 return after
             args = single.bind(bindings)
-            saved, self.problem = self.problem, None
+            saved = self.problem, self.failing
+            self.problem = None
             found = self.earliest(process, args, after, in_process=True)
-            inner, self.problem = self.problem, saved
+            inner = self.problem
+            self.problem, self.failing = saved
             if found is None:
                 helpers = " or ".join(str(h) for h in _helpers_of(process, args, self.sop))
                 detail = f" ({inner})" if inner and "did not succeed" in inner else ""
-                self._fail(f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it')
+                self._fail(
+                    f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it',
+                    single,
+                    depth,
+                )
             return found
         args = single.bind(bindings)
         for index in range(after, self.step):
@@ -307,11 +332,19 @@ class _PrefixVerifier:
         if failed:
             self._fail(
                 f'"{shown}" was called at step {step_label(self.calls, failed[-1])} but did not succeed, '
-                "so it verifies nothing"
+                "so it verifies nothing",
+                single,
+                depth,
             )
         else:
-            self._fail(f'"{shown}" was never called successfully before it')
+            self._fail(f'"{shown}" was never called successfully before it', single, depth)
         return None
+
+
+def _unverified(expr: Expr, depth: int) -> UnverifiedConstraint:
+    if isinstance(expr, Single):
+        return UnverifiedConstraint("negation" if expr.negated else "Single", depth)
+    return UnverifiedConstraint(type(expr).__name__, depth)
 
 
 def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:

@@ -85,11 +85,36 @@ class StaticOracle:
 
 
 @dataclass(frozen=True, slots=True)
+class UnverifiedConstraint:
+    """Which part of a rule a failed procedure left unverified (what breakdowns count).
+
+    ``kind``: ``Single``, ``negation`` (a negated single), ``And``, ``Or``, ``Chain``, ``Gate``, or
+    ``unclassified`` when nothing structured is known (scorers may add kinds for procedure
+    failures that are not an unverified constraint, such as an invalid call). It is the innermost expression whose
+    verification failed: a single that was never verified; an Or (or Gate) none of whose true
+    branches was verified; a Chain verified out of order (an And or Chain with a missing child
+    reports that child). ``depth``: 0 for the rule's own expression, one more per enclosing group
+    (None when unclassified).
+    """
+
+    kind: str
+    depth: int | None
+
+
+UNCLASSIFIED = UnverifiedConstraint("unclassified", None)
+
+
+@dataclass(frozen=True, slots=True)
 class Judgement:
-    """One of the three judgements: whether it passed, and why not (sentences a user can act on)."""
+    """One of the three judgements: whether it passed, and why not (sentences a user can act on).
+
+    ``unverified``: for a failed procedure, the constraint each failing call left unverified (it
+    does not take part in equality: two judgements with the same verdict and explanations are equal).
+    """
 
     passed: bool
     explanations: tuple[str, ...] = ()
+    unverified: tuple[UnverifiedConstraint, ...] = field(default=(), compare=False)
 
 
 # A passed judgement has nothing to say: one shared, immutable instance.

@@ -11,9 +11,11 @@ renderers of its results (rich tables on a terminal, markdown elsewhere; CSV and
 The command line only parses options, checks paths and calls these; tests call them directly.
 """
 
+from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CARD_READINGS, CardChoice, read_card_choices
+from ._compare import COMPARE_FORMATS, CompareError, CompareReport, compare_sources, render_compare
 from ._diagnosis import DiagnosisReport, domains_of, load_domain_tasks, run_diagnosis
-from ._evaluation import EvaluationReport, evaluate_files
+from ._evaluation import ConfigurationReport, EvaluationReport, configuration_reports, evaluate_files
 from ._generation import generation_table
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
@@ -25,12 +27,45 @@ from ._leaderboard import (
     render_leaderboard,
     tasks_in_records,
 )
+from ._prices import read_prices
 from ._replay import ReplayReport, replay_files
 from ._run import RunResult, run_tables
-from ._table import TextTable, percent, rate_text, records_without_trajectory, summary_table
+from ._sources import (
+    RunFolder,
+    RunFolderError,
+    is_run_folder,
+    outside_run_folders,
+    read_run_folder,
+    split_sources,
+)
+from ._table import (
+    TextTable,
+    interval_text,
+    percent,
+    rate_text,
+    records_without_trajectory,
+    summary_table,
+)
 
 __all__ = [
     "CARD_READINGS",
+    "COMPARE_FORMATS",
+    "CompareError",
+    "CompareReport",
+    "ConfigurationReport",
+    "RunFolder",
+    "RunFolderError",
+    "breakdown_tables",
+    "compare_sources",
+    "configuration_reports",
+    "interval_text",
+    "is_run_folder",
+    "outside_run_folders",
+    "read_prices",
+    "read_run_folder",
+    "render_compare",
+    "split_sources",
+    "usage_table",
     "DEFAULT_MIN_CASES",
     "LEADERBOARD_FORMATS",
     "CardChoice",

@@ -1,55 +1,108 @@
-"""``sopbench evaluate``: score trajectory files to JSON lines, then the summary per domain."""
+"""``sopbench evaluate``: score trajectory files and read run folders to JSON lines, then the summary
+per configuration and domain (never pooled over configurations)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, score_paths, summarize
+from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usage
 
+from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CardChoice
+from ._sources import read_run_folder
 from ._table import TextTable, records_without_trajectory, summary_table
 
-Progress = Callable[[str], None]  # called with each file's name once it is done
+Progress = Callable[[str], None]  # called with each file's (or run folder's) name once it is done
 ProblemSink = Callable[[str], None]
+Prices = Mapping[str, tuple[float, float]]
+
+
+@dataclass
+class ConfigurationReport:
+    """The summary of one configuration: per domain and overall, breakdowns, tokens and latency."""
+
+    configuration: Configuration
+    summary: Summary
+    outcomes: list[Outcome]
+    prices: Prices | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            **self.configuration.as_dict(),
+            "label": self.configuration.label,
+            "domains": self.summary.as_dict(),
+            "breakdowns": {by: breakdown(self.outcomes, by) for by in ("goal", "judgement", "constraint")},
+        }
+        usage = summarize_usage(self.outcomes, self.prices)
+        if usage is not None:
+            out["usage"] = usage.as_dict()
+        return out
+
+
+def configuration_reports(scores: Iterable[RunScore], prices: Prices | None = None) -> list[ConfigurationReport]:
+    """One report per configuration of ``scores``, in a fixed order."""
+    groups: dict[Configuration, list[RunScore]] = {}
+    for score in scores:
+        groups.setdefault(score.config, []).append(score)
+    ordered = sorted(groups, key=lambda c: (c.label, c.agent))
+    return [
+        ConfigurationReport(c, summarize(groups[c]), [s.outcome() for s in groups[c]], prices) for c in ordered
+    ]
 
 
 @dataclass
 class EvaluationReport:
-    """What ``evaluate_files`` scored: the summary per domain and what was met besides scores."""
+    """What ``evaluate_files`` scored: a summary per configuration and what was met besides scores."""
 
     protocol: str
-    summary: Summary
+    configurations: list[ConfigurationReport]
     scoring: ScoringReport
     justified: bool = False
     records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
+    from_run_folders: int = 0  # runs read from run folders (not in ``scoring``)
+    by: Sequence[str] = ()  # breakdowns the tables show
 
     @property
     def runs_scored(self) -> int:
-        return self.scoring.scored
+        return self.scoring.scored + self.from_run_folders
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "protocol": self.protocol,
-            "report": self.scoring.as_dict(),
-            "domains": self.summary.as_dict(),
+            "report": {**self.scoring.as_dict(), "runs_from_run_folders": self.from_run_folders},
+            "configurations": [c.as_dict() for c in self.configurations],
             "records_without_trajectory": [
                 {"file": name, "record": index} for name, index in self.records_without_runs
             ],
         }
 
-    def table(self) -> TextTable:
-        return summary_table(
-            self.summary,
-            f"{self.runs_scored} runs scored with protocol {self.protocol}",
-            justified=self.justified,
-        )
+    def tables(self) -> list[TextTable]:
+        out = []
+        for item in self.configurations:
+            runs = item.summary.overall.runs
+            out.append(
+                summary_table(
+                    item.summary,
+                    f"{item.configuration.label}: {runs} runs scored with protocol {self.protocol}",
+                    justified=self.justified,
+                )
+            )
+            out += breakdown_tables(item.outcomes, self.by, item.configuration.label)
+            usage = summarize_usage(item.outcomes, item.prices)
+            if usage is not None:
+                out.append(usage_table(usage, item.configuration.label))
+        return out
 
     def notes(self) -> list[str]:
-        """Lines to print under the table."""
-        lines = ["failures by judgement count failed runs; a run can fail several judgements"]
+        """Lines to print under the tables."""
+        lines = [
+            "failures by judgement count failed runs; a run can fail several judgements",
+            "[lo-hi]: 95% Wilson interval (balanced: Newcombe's interval of the mean of the two rates)",
+        ]
         named = records_without_trajectory(self.records_without_runs)
         return lines if named is None else [*lines, named]
 
@@ -59,18 +112,36 @@ def evaluate_files(
     protocol: Protocol,
     write: Callable[[RunScore], None],
     *,
+    run_folders: Sequence[Path] = (),
     runs: str = "all",
     credit_cards: CardChoice | None = None,
     justify_refusal: bool = False,
+    by: Sequence[str] = (),
+    prices: Prices | None = None,
     progress: Progress | None = None,
     on_problem: ProblemSink | None = None,
 ) -> EvaluationReport:
-    """Score every run of ``files`` (as listed by ``sopbench.traces.iter_trajectory_files``), hand
-    each score to ``write`` as soon as it is made, and summarize. Problems (unreadable files, bad
-    records, runs that cannot be scored) go to ``on_problem`` and the rest goes on."""
+    """Score every run of ``files`` (as listed by ``sopbench.traces.iter_trajectory_files``) and read
+    the stored verdicts of ``run_folders``, hand each score to ``write`` as soon as it is made, and
+    summarize per configuration. Problems (unreadable files, bad records, runs that cannot be
+    scored, infra_error episodes) go to ``on_problem`` and the rest goes on."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
+    from_folders = 0
+    for folder in run_folders:
+        read = read_run_folder(folder, protocol)
+        for score in read.scores:
+            if runs == "first" and score.run != 0:
+                continue
+            scores.append(score)
+            write(score)
+            from_folders += 1
+        if on_problem is not None:
+            for item in read.infra_errors:
+                on_problem(f"{folder}: {item} (infra_error, not counted)")
+        if progress is not None:
+            progress(folder.name)
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         for score in score_paths(
@@ -92,8 +163,10 @@ def evaluate_files(
             progress(label)
     return EvaluationReport(
         protocol=str(protocol),
-        summary=summarize(scores),
+        configurations=configuration_reports(scores, prices),
         scoring=scoring,
         justified=justify_refusal,
         records_without_runs=without_runs,
+        from_run_folders=from_folders,
+        by=by,
     )

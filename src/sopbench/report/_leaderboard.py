@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.scoring import (
@@ -22,11 +23,14 @@ from sopbench.scoring import (
     refuse_all_scores,
     score_paths,
 )
+from sopbench.statistics import Outcome, breakdown, wilson_interval
 from sopbench.tasks import Task
 from sopbench.traces import iter_records
 
+from ._breakdowns import breakdown_tables
 from ._cards import CardChoice
-from ._table import TextTable, percent
+from ._sources import read_run_folder
+from ._table import TextTable, interval_text, percent
 
 LEADERBOARD_FORMATS = ("markdown", "csv", "json")
 DEFAULT_MIN_CASES = 20
@@ -41,6 +45,9 @@ class LeaderboardReport:
     rows: list[LeaderboardRow]
     protocol: str
     justified: bool = False
+    pass_hat_k: bool = False  # add pass^k columns, k = 2..K
+    by: Sequence[str] = ()  # breakdowns shown under the table (JSON: always, per row)
+    outcomes: dict[int, list[Outcome]] = field(default_factory=dict)  # by id() of the row
     min_cases: int = DEFAULT_MIN_CASES
     comparison: Comparison | None = None
     baseline_tasks: str = ""  # where the refuse-all row's tasks came from
@@ -55,6 +62,10 @@ class LeaderboardReport:
         return [row for row in self.rows if row.below_min_cases]
 
     @property
+    def max_runs(self) -> int:
+        return max((row.pooled.repeated.max_runs for row in self.rows if row.pooled is not None), default=0)
+
+    @property
     def domains(self) -> list[str]:
         present = {d for row in self.rows for d in row.cells}
         return [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
@@ -64,6 +75,10 @@ def build_leaderboard(
     files: list[Path],
     protocol: Protocol,
     *,
+    run_folders: Sequence[Path] = (),
+    runs: str = "all",
+    pass_hat_k: bool = False,
+    by: Sequence[str] = (),
     tasks: Iterable[Task] | None = None,
     credit_cards: CardChoice | None = None,
     justify_refusal: bool = False,
@@ -72,12 +87,23 @@ def build_leaderboard(
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> LeaderboardReport:
-    """Score the first run of every record of ``files``, add the refuse-all row over ``tasks`` (default:
-    the tasks inside the records), and with ``compare_protocols`` score every run under both protocols
-    and each quirk toggled alone (``progress`` is called once per file for each pass)."""
+    """Score every run of every record of ``files`` and read the stored verdicts of ``run_folders``
+    (a row's rate is the mean pass rate over all its runs; ``runs="first"``: each task's first run
+    only, as the published table counted), add the refuse-all row over ``tasks``
+    (default: the tasks inside the records), and with ``compare_protocols`` score the first run of
+    every record under both protocols and each quirk toggled alone (``progress`` is called once per
+    file for each pass)."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
+    for folder in run_folders:
+        read = read_run_folder(folder, protocol)
+        scores += [score for score in read.scores if runs == "all" or score.run == 0]
+        if on_problem is not None:
+            for item in read.infra_errors:
+                on_problem(f"{folder}: {item} (infra_error, not counted)")
+        if progress is not None:
+            progress(folder.name)
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         # Rows are keyed by the file's path as found, so that files of one configuration in two
@@ -89,7 +115,7 @@ def build_leaderboard(
                 protocol,
                 report=scoring,
                 credit_cards=credit_cards,
-                runs="first",
+                runs=runs,
                 justify_refusal=justify_refusal,
             )
         ]
@@ -104,7 +130,14 @@ def build_leaderboard(
     if tasks is None:
         tasks, source = tasks_in_records(files), "the tasks inside the records"
     baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
-    rows = leaderboard(scores, baseline=baseline, min_cases=min_cases)
+    rows = leaderboard(scores, baseline=baseline, min_cases=min_cases, first_run_only=False)
+    outcomes: dict[int, list[Outcome]] = {}
+    if by:
+        # Each source (a file or a run folder) is behind exactly one row.
+        row_of = {name: id(row) for row in rows for names in row.files.values() for name in names}
+        for score in scores:
+            if score.source in row_of:
+                outcomes.setdefault(row_of[score.source], []).append(score.outcome())
     if on_problem is not None:
         for row in rows:
             for domain, names in row.files.items():
@@ -127,6 +160,9 @@ def build_leaderboard(
         comparison=comparison,
         baseline_tasks=source,
         records_without_runs=without_runs,
+        pass_hat_k=pass_hat_k,
+        by=by,
+        outcomes=outcomes,
     )
 
 
@@ -165,7 +201,7 @@ def render_leaderboard(report: LeaderboardReport, output_format: str = "markdown
     CSV cannot hold the comparison (``ValueError``).
     """
     if output_format == "json":
-        rows = [row.as_dict() for row in report.rows]
+        rows = [_row_json(report, row) for row in report.rows]
         if report.comparison is None:
             return json.dumps(rows, indent=2) + "\n"
         return json.dumps({"leaderboard": rows, "comparison": report.comparison.as_dict()}, indent=2) + "\n"
@@ -178,16 +214,34 @@ def render_leaderboard(report: LeaderboardReport, output_format: str = "markdown
     raise ValueError(f"unknown format {output_format!r} (expected {', '.join(LEADERBOARD_FORMATS)})")
 
 
-def _header(report: LeaderboardReport) -> list[str]:
+def _row_json(report: LeaderboardReport, row: LeaderboardRow) -> dict[str, Any]:
+    data = row.as_dict()
+    if report.by:
+        outcomes = report.outcomes.get(id(row), [])
+        data["breakdowns"] = {by: breakdown(outcomes, by) for by in report.by}
+    return data
+
+
+def _hat_ks(report: LeaderboardReport) -> list[int]:
+    return list(range(2, report.max_runs + 1)) if report.pass_hat_k else []
+
+
+def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
     split = SPLIT_COLUMNS + (["justified refusals"] if report.justified else [])
-    return ["model", "mode", "tool list", "user", *report.domains, "Overall", *split]
+    hats = [f"pass^{k}" for k in _hat_ks(report)]
+    intervals = ["Overall ci95 low", "Overall ci95 high", "balanced ci95 low", "balanced ci95 high"]
+    return ["model", "mode", "tool list", "user", *report.domains, "Overall", *hats, *split] + (
+        intervals if csv_form else []
+    )
 
 
 def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
     def cell(passed: int | None, cases: int | None) -> str:
         if not cases:
             return ""
-        return f"{passed}/{cases}" if csv_form else f"{100 * passed / cases:.2f} ({cases})"
+        if csv_form:
+            return f"{passed}/{cases}"
+        return f"{100 * passed / cases:.2f} {interval_text(wilson_interval(passed, cases))} ({cases})"
 
     model = row.model
     if not csv_form:
@@ -201,12 +255,29 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     ]
     values.append(cell(row.overall.passed, row.overall.cases))
     pooled = row.pooled
+    repeated = None if pooled is None else pooled.repeated
+    for k in _hat_ks(report):
+        if repeated is None or k not in repeated.pass_hat_k:
+            values.append("")
+        elif csv_form:
+            values.append(f"{repeated.pass_hat_k[k]:.6f}")
+        else:
+            values.append(f"{100 * repeated.pass_hat_k[k]:.2f} ({repeated.tasks_with_k[k]})")
     if pooled is None:
-        return values + [""] * (len(SPLIT_COLUMNS) + report.justified)
+        values += [""] * (len(SPLIT_COLUMNS) + report.justified)
+        return values + (["", "", "", ""] if csv_form else [])
     values += [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
-    values.append("" if pooled.balanced is None else f"{100 * pooled.balanced:.2f}")
+    if pooled.balanced is None:
+        values.append("")
+    elif csv_form:
+        values.append(f"{100 * pooled.balanced:.2f}")
+    else:
+        values.append(f"{100 * pooled.balanced:.2f} {interval_text(pooled.balanced_ci95)}")
     if report.justified:
         values.append(cell(*pooled.justified))
+    if csv_form:
+        for interval in (row.overall.ci95, pooled.balanced_ci95):
+            values += ["", ""] if interval is None else [f"{interval[0]:.6f}", f"{interval[1]:.6f}"]
     return values
 
 
@@ -219,7 +290,7 @@ def _csv(report: LeaderboardReport) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     # Columns after the published ones: where the row's files are, and how it was ranked.
-    writer.writerow([*_header(report), "folder", "coverage", "ranked"])
+    writer.writerow([*_header(report, csv_form=True), "folder", "coverage", "ranked"])
     for row in report.rows:
         coverage = "partial: " + " ".join(sorted(row.cells)) if row.coverage_differs else "full"
         ranked = f"no: fewer than {report.min_cases} cases" if row.below_min_cases else "yes"
@@ -236,10 +307,13 @@ def _markdown_rows(report: LeaderboardReport, rows: list[LeaderboardRow]) -> lis
 def _markdown(report: LeaderboardReport) -> str:
     out = _markdown_rows(report, report.ranked)
     note = (
-        "\n\nCells: pass rate % (cases). Overall is pooled over all cases of the row; should succeed and "
+        "\n\nCells: pass rate % [95% Wilson interval] (cases: every run of every task, so the rate is the "
+        "mean pass rate over runs). Overall is pooled over all cases of the row; should succeed and "
         "should refuse split it by the task's expected outcome, and balanced is their mean (50 for refusing "
-        "everything)."
+        "everything; its interval is Newcombe's for a mean of two rates)."
     )
+    if _hat_ks(report):
+        note += " pass^k: the share of tasks whose k runs all pass (unbiased estimate over each task's runs; (tasks))."
     if report.justified:
         note += (
             " Justified refusals: correct refusals made once the agent had called the helpers that reveal a "
@@ -258,6 +332,10 @@ def _markdown(report: LeaderboardReport) -> str:
             + "\n".join(_markdown_rows(report, report.apart))
             + "\n"
         )
+    for row in report.rows if report.by else ():
+        label = " ".join(x for x in (row.model, row.mode, row.tool_list, row.user or "") if x and x != "-")
+        tables = breakdown_tables(report.outcomes.get(id(row), []), report.by, label)
+        text += "".join("\n" + table.markdown() for table in tables)
     if report.comparison is not None:
         text += "\n" + "\n".join(table.markdown() for table in comparison_tables(report.comparison))
     return text

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from sopbench.scoring import Summary
+from sopbench.statistics import UsageSummary
 
+from ._breakdowns import usage_table
 from ._table import TextTable, rate_cells, summary_table
 
 
@@ -19,6 +21,7 @@ class RunResult(Protocol):
     infra_errors: int
     summary: Summary
     baselines: dict[str, Summary]
+    usage: UsageSummary | None
 
 
 def run_tables(report: RunResult, agent: str) -> list[TextTable]:
@@ -36,4 +39,6 @@ def run_tables(report: RunResult, agent: str) -> list[TextTable]:
         for name, summary in [(agent, report.summary), *report.baselines.items()]:
             side.add_row([name, *rate_cells(summary.overall)])
         tables.append(side)
+    if report.usage is not None:
+        tables.append(usage_table(report.usage, agent))
     return tables

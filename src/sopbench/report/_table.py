@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sopbench.scoring import DomainSummary, Summary
+from sopbench.statistics import wilson_interval
 
 
 @dataclass
@@ -63,8 +64,20 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}%"
 
 
+def interval_text(interval: tuple[float, float] | None) -> str:
+    """A 95% interval, compactly: ``[35.4-58.8]`` (percent, one decimal); "" when there is none."""
+    return "" if interval is None else f"[{100 * interval[0]:.1f}-{100 * interval[1]:.1f}]"
+
+
 def rate_text(passed: int, total: int) -> str:
-    return "-" if not total else f"{100 * passed / total:.2f}% ({passed}/{total})"
+    """``46.97% (31/66) [35.4-58.8]``: the rate, its count and its 95% Wilson interval."""
+    if not total:
+        return "-"
+    return f"{100 * passed / total:.2f}% ({passed}/{total}) {interval_text(wilson_interval(passed, total))}"
+
+
+def percent_with_interval(value: float | None, interval: tuple[float, float] | None) -> str:
+    return "-" if value is None else f"{percent(value)} {interval_text(interval)}".rstrip()
 
 
 def records_without_trajectory(
@@ -91,27 +104,42 @@ JUDGEMENTS = ("database", "permission", "procedure")
 
 def rate_cells(domain: DomainSummary) -> list[str]:
     """The cells every summary row starts with: runs, pass rate, the rates on tasks that must
-    succeed and must be refused, and their balanced mean."""
+    succeed and must be refused, and their balanced mean, each with its 95% interval."""
     return [
         str(domain.runs),
-        percent(domain.pass_rate),
+        percent_with_interval(domain.pass_rate, domain.pass_rate_ci95),
         rate_text(*domain.should_succeed),
         rate_text(*domain.should_refuse),
-        percent(domain.balanced),
+        percent_with_interval(domain.balanced, domain.balanced_ci95),
     ]
+
+
+def pass_hat_text(domain: DomainSummary) -> str:
+    """pass^K at the most runs K every task of the row has, e.g. ``pass^3 27.27% (44 tasks)``."""
+    repeated = domain.repeated
+    if repeated.max_runs < 2:
+        return "-"
+    k = max(repeated.pass_hat_k)
+    return f"pass^{k} {percent(repeated.pass_hat_k[k])} ({repeated.tasks_with_k[k]} tasks)"
 
 
 def summary_table(
     summary: Summary, title: str, *, justified: bool = False, first: str = "domain"
 ) -> TextTable:
-    """The per-domain summary every scoring verb prints (evaluate, run): pass rate, the rates on
-    tasks that must succeed and must be refused, their balanced mean, failures by judgement."""
-    columns = [first, "runs", "pass rate", "must succeed", "must refuse", "balanced", *JUDGEMENTS]
+    """The per-domain summary every scoring verb prints (evaluate, run): pass rate (and pass^k next
+    to it when tasks have several runs), the rates on tasks that must succeed and must be refused,
+    their balanced mean, failures by judgement. Rates carry their 95% interval in brackets."""
+    repeated = any(domain.repeated.max_runs >= 2 for domain in summary.domains.values())
+    columns = [first, "runs", "pass rate", *(["pass^k"] if repeated else [])]
+    columns += ["must succeed", "must refuse", "balanced", *JUDGEMENTS]
     table = TextTable(title, columns + (["justified refusals"] if justified else []))
     for name, domain in summary.domains.items():
+        cells = rate_cells(domain)
+        if repeated:
+            cells.insert(2, pass_hat_text(domain))
         row = [
             name,
-            *rate_cells(domain),
+            *cells,
             *(str(domain.failures.get(judgement, 0)) for judgement in JUDGEMENTS),
         ]
         if justified:

@@ -23,6 +23,7 @@ from ._run import (
     RunReport,
     episode_seed,
     play,
+    row_score,
     run,
     select_tasks,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "play",
     "published_offer",
     "record_json",
+    "row_score",
     "run",
     "run_episode",
     "score_finished_episode",

@@ -17,6 +17,8 @@ from sopbench.agents import Agent, Usage, agent_factory, user_factory
 from sopbench.constraints import singles
 from sopbench.domains import PUBLISHED_DOMAINS, UnknownDomain, get_domain
 from sopbench.scoring import RunScore, ScoringError, Summary, summarize
+from sopbench.statistics import Configuration, UsageSummary, summarize_usage
+from sopbench.statistics import Usage as StatUsage
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
@@ -90,6 +92,7 @@ class RunReport:
     baselines: dict[str, Summary] = field(default_factory=dict)
     infra_reasons: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)  # stored rows that could not be read (run again)
+    usage: UsageSummary | None = None  # tokens and latency of the completed episodes
 
     @property
     def complete(self) -> bool:
@@ -115,6 +118,7 @@ class RunReport:
             "summary": self.summary.as_dict(),
             "baselines": {name: summary.as_dict() for name, summary in self.baselines.items()},
             "infra_reasons": list(self.infra_reasons),
+            "usage": None if self.usage is None else self.usage.as_dict(),
         }
 
 
@@ -298,19 +302,36 @@ def _usage(usage: Usage) -> dict[str, int]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 
-def row_score(row: dict[str, Any]) -> RunScore:
-    """A stored completed episode as a score the scoring summaries take."""
+def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None = None) -> RunScore:
+    """A stored completed episode (JSON columns decoded) as a score the scoring summaries take.
+
+    ``protocol``: ``sound`` reads the ``verdict`` column, ``sopbench`` the ``compat`` one (the
+    stored explanations are the sound verdict's, kept only with it). ``source``: where the row was
+    read (default: the agent's name).
+    """
+    if protocol not in ("sound", "sopbench"):
+        raise ValueError(f"a run folder stores sound and sopbench verdicts only, not {protocol}")
+    usage, user_usage = row["usage"] or {}, row["user_usage"] or {}
     return RunScore(
-        source=row["agent"],
+        source=row["agent"] if source is None else source,
         domain=row["domain"],
         record=row["task_index"],
         run=row["run"],
-        protocol="sound",
-        verdict=row["verdict"],
-        explanations=tuple(row["explanations"]),
+        protocol=protocol,
+        verdict=row["verdict"] if protocol == "sound" else row["compat"],
+        explanations=tuple(row["explanations"]) if protocol == "sound" else (),
         justified_refusal=None,
         should_succeed=bool(row["should_succeed"]),
         goal=row["goal"],
+        task_id=row["task_id"],
+        configuration=Configuration(row["agent"], row["model"], row["tool_mode"], row["tool_list"], row["user"]),
+        usage=StatUsage(
+            agent_prompt_tokens=usage.get("prompt_tokens") or 0,
+            agent_completion_tokens=usage.get("completion_tokens") or 0,
+            user_prompt_tokens=user_usage.get("prompt_tokens") or 0,
+            user_completion_tokens=user_usage.get("completion_tokens") or 0,
+            latency_s=row["latency_s"],
+        ),
     )
 
 
@@ -562,6 +583,7 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         summary=summarize(scores),
         infra_reasons=reasons,
         damaged=damaged,
+        usage=summarize_usage([score.outcome() for score in scores]),
     )
 
 

@@ -9,7 +9,15 @@ from typing import Any
 
 from sopbench._io import StrPath
 from sopbench.domains import UnknownDomain
-from sopbench.traces import Record, detect_output_format, iter_trajectory_files, read_trajectory_file
+from sopbench.evaluation import UnverifiedConstraint
+from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
+from sopbench.traces import (
+    Record,
+    detect_output_format,
+    iter_trajectory_files,
+    parse_trajectory_file_name,
+    read_trajectory_file,
+)
 
 from ._calls import PublishedCrash
 from ._checks import VERDICT_KEYS, EpisodeScore
@@ -20,6 +28,7 @@ __all__ = [
     "RunScore",
     "ScoringError",
     "ScoringReport",
+    "file_configuration",
     "load_records",
     "score_paths",
     "score_record",
@@ -74,10 +83,45 @@ class RunScore:
     # The verdict as score_episode made it (an evaluation.Verdict inside); ``verdict`` above is its
     # ``verdict_fields()``. None for scores not made by scoring a run (the refuse-all baseline).
     episode: EpisodeScore | None = field(default=None, compare=False, repr=False)
+    # ``"<domain>/<goal>[<i>]"``, i the task's position among its goal's tasks (as the runner names
+    # tasks); "" when unknown, then ``task_key`` falls back on the source and record.
+    task_id: str = ""
+    # What was measured; None: read from the trajectory file name of ``source``.
+    configuration: Configuration | None = field(default=None, compare=False)
+    usage: Usage | None = field(default=None, compare=False, repr=False)  # live episodes only
 
     @property
     def passed(self) -> bool:
         return self.verdict["passed"]
+
+    @property
+    def task_key(self) -> str:
+        """What identifies the task across runs and sources."""
+        return self.task_id or f"{self.source}#{self.record}"
+
+    @property
+    def config(self) -> Configuration:
+        return self.configuration if self.configuration is not None else file_configuration(self.source)
+
+    def outcome(self) -> Outcome:
+        """This score as the statistics take it."""
+        failed = tuple(name for name in JUDGEMENT_NAMES if not self.verdict[name])
+        unverified: tuple[UnverifiedConstraint, ...] = ()
+        if self.episode is not None:
+            unverified = self.episode.verdict.procedure.unverified
+        return Outcome(
+            self.config,
+            self.domain,
+            self.goal,
+            self.task_key,
+            self.run,
+            self.passed,
+            self.should_succeed,
+            failed,
+            unverified,
+            self.usage,
+            self.source,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The ``sopbench evaluate`` output line."""
@@ -86,6 +130,9 @@ class RunScore:
             "domain": self.domain,
             "record": self.record,
             "run": self.run,
+            **_configuration_fields(self.config),
+            "goal": self.goal,
+            "task_id": self.task_key,
             "protocol": self.protocol,
             "verdict": {key: self.verdict[key] for key in VERDICT_KEYS},
             "explanations": list(self.explanations),
@@ -93,6 +140,34 @@ class RunScore:
         if self.justified_refusal is not None:
             out["justified_refusal"] = self.justified_refusal
         return out
+
+
+def _configuration_fields(config: Configuration) -> dict[str, Any]:
+    return config.as_dict()  # agent ("recorded" for a trajectory file), model, tool mode, tool list, user
+
+
+_CONFIGURATIONS: dict[str, Configuration] = {}
+
+
+def file_configuration(source: str) -> Configuration:
+    """The configuration a trajectory file's name states (agent ``recorded``); a file named
+    otherwise is its own configuration, named by the file."""
+    known = _CONFIGURATIONS.get(source)
+    if known is not None:
+        return known
+    path = Path(source)
+    try:
+        parsed = parse_trajectory_file_name(path)
+    except Exception:  # noqa: BLE001 - any other name
+        config = Configuration("recorded", path.name or "(unnamed)", None, None, None)
+    else:
+        config = Configuration(
+            "recorded", parsed.assistant_model, parsed.tool_call_mode, parsed.tool_list, parsed.user_model
+        )
+    if len(_CONFIGURATIONS) > 4096:
+        _CONFIGURATIONS.clear()
+    _CONFIGURATIONS[source] = config
+    return config
 
 
 def score_run(
@@ -104,6 +179,7 @@ def score_run(
     domain: str | None = None,
     credit_cards: str | None = None,
     justify_refusal: bool = False,
+    task_id: str = "",
 ) -> RunScore:
     """Score run ``run_index`` of ``record``; raises ``ScoringError`` when it cannot be scored.
 
@@ -175,6 +251,7 @@ def score_run(
         should_succeed=record.task.action_should_succeed,
         goal=record.task.goal,
         episode=score,
+        task_id=task_id,
     )
 
 
@@ -247,8 +324,12 @@ def score_paths(
         report.files += 1
         fmt = detect_output_format(records)
         cards = credit_cards(path) if credit_cards is not None else None
+        goal_positions: dict[str, int] = {}
         for record in records:
             report.records += 1
+            position_in_goal = goal_positions.get(record.task.goal, 0)
+            goal_positions[record.task.goal] = position_in_goal + 1
+            task_id = f"{record.domain}/{record.task.goal}[{position_in_goal}]"
             if not record.runs:
                 report.records_without_runs.append((record.source, record.index))
                 continue
@@ -263,6 +344,7 @@ def score_paths(
                         output_format=fmt,
                         credit_cards=cards,
                         justify_refusal=justify_refusal,
+                        task_id=task_id,
                     )
                 except ScoringError as error:
                     fail(error)

@@ -24,7 +24,7 @@ import orjson
 
 from sopbench.constraints import Sop
 from sopbench.domains import SESSION_BEFORE_CREDENTIALS, StrictSystem, oracle_dependencies
-from sopbench.evaluation import PASSED, Judgement, Verdict, compare_databases
+from sopbench.evaluation import PASSED, Judgement, UnverifiedConstraint, Verdict, compare_databases
 
 from ._calls import EpisodeCall, ScoredCall, environment_outcomes, scored_calls
 from ._checks import EpisodeScore
@@ -149,10 +149,18 @@ def _score(
             dropped_implications=switches.dropped_innate_implications,
         )
         graph_ok = check.run(calls, replay.statuses, succeeded)
-        graph = PASSED if graph_ok else Judgement(False, first_and_more(check.problems, *_PROBLEMS))
+        graph = (
+            PASSED
+            if graph_ok
+            else Judgement(False, first_and_more(check.problems, *_PROBLEMS), tuple(check.unverified))
+        )
     else:
         sound = judge_sound_procedure(task, calls, succeeded, sop, replay, tables)
-        graph = PASSED if sound.passed else Judgement(False, first_and_more(sound.explanations, *_PROBLEMS))
+        graph = (
+            PASSED
+            if sound.passed
+            else Judgement(False, first_and_more(sound.explanations, *_PROBLEMS), sound.unverified)
+        )
     justified = None
     if justify_refusal and not task.action_should_succeed:
         passed = (
@@ -164,7 +172,11 @@ def _score(
     procedure = (
         PASSED
         if procedure_passed
-        else Judgement(False, no_error.explanations + not_violated.explanations + graph.explanations)
+        else Judgement(
+            False,
+            no_error.explanations + not_violated.explanations + graph.explanations,
+            _procedure_findings(no_error.passed, not_violated.passed) + graph.unverified,
+        )
     )
     return EpisodeScore(
         verdict=Verdict(database=database, permission=permission, procedure=procedure),
@@ -186,6 +198,15 @@ def _score(
         ),
         justified_refusal=justified,
     )
+
+
+# Procedure failures that are not an unverified constraint, named for the breakdown by constraint.
+INVALID_CALL = UnverifiedConstraint("invalid call", None)
+VIOLATED_CONSTRAINT = UnverifiedConstraint("violated constraint", None)
+
+
+def _procedure_findings(no_error: bool, not_violated: bool) -> tuple[UnverifiedConstraint, ...]:
+    return (() if no_error else (INVALID_CALL,)) + (() if not_violated else (VIOLATED_CONSTRAINT,))
 
 
 def _oracle(task: Any, tables: DomainTables, facts: _TaskFacts, session_quirk: bool) -> StrictSystem:

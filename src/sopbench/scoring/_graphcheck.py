@@ -14,6 +14,7 @@ from typing import Any
 
 from sopbench.constraints import ActionGraph, clip
 from sopbench.domains import Implication
+from sopbench.evaluation import UnverifiedConstraint
 
 from ._calls import PublishedCrash, ScoredCall
 from ._oracle_replay import STATUS_ERROR, STATUS_NOT_REPLAYED
@@ -34,6 +35,7 @@ class GraphCheck:
     dropped_implications: bool
     called: dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    unverified: list[UnverifiedConstraint] = field(default_factory=list)  # one per problem
 
     def run(self, calls: Sequence[ScoredCall], statuses: Sequence[int], succeeded: Sequence[bool]) -> bool:
         satisfied = True
@@ -50,6 +52,7 @@ class GraphCheck:
             if children and not self._holds(graph, children[0], bindings):
                 satisfied = False
                 self.problems.append(self._explain(call, graph, children[0], bindings))
+                self.unverified.append(self._unverified(graph, children[0], bindings, 0))
                 continue
             if not self.failed_count and not succeeded[index]:
                 continue  # a call that failed in the agent's environment verifies nothing
@@ -90,6 +93,20 @@ class GraphCheck:
             for k in keys
         )
         return any(all(e is _WILDCARD or e == r for e, r in zip(expected, row, strict=False)) for row in seen)
+
+    def _unverified(
+        self, graph: ActionGraph, index: int, bindings: Mapping[str, Any], depth: int
+    ) -> UnverifiedConstraint:
+        """The innermost node that does not hold: a tool, an "or" none of whose branches holds,
+        or what fails inside the first failing child of an "and" (the graph has no chains)."""
+        label = graph.nodes[index]
+        if not isinstance(label, str):
+            return UnverifiedConstraint("Single", depth)
+        if label == "and":
+            for child in graph.child_indexes[index]:
+                if not self._holds(graph, child, bindings):
+                    return self._unverified(graph, child, bindings, depth + 1)
+        return UnverifiedConstraint("Or" if label == "or" else label, depth)
 
     # ---- recording ---------------------------------------------------------------------------------
     def _record(self, call: ScoredCall, node_map: Mapping[str, str]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import StrPath
+from sopbench.statistics import RateInterval, RepeatedRuns, balanced_interval, repeated_runs, wilson_interval
 from sopbench.tasks import Task
 from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name, read_trajectory_file
 from sopbench.traces import iter_trajectory_files as _files
@@ -37,17 +38,12 @@ ALL_DOMAINS = "all"
 JUDGEMENTS = ("database", "permission", "procedure")
 
 
-@dataclass(frozen=True, slots=True)
-class Rate:
-    passed: int
-    total: int
+# A rate with its count and 95% Wilson interval (``as_dict`` gives passed, total, rate, ci95).
+Rate = RateInterval
 
-    @property
-    def rate(self) -> float | None:
-        return self.passed / self.total if self.total else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "total": self.total, "rate": self.rate}
+# Published checks a correct refusal is not expected to pass: it calls no goal, so counting it as a
+# failure of ``action_successfully_called`` would count every correct refusal.
+_ONLY_WHEN_SHOULD_SUCCEED = frozenset({"action_successfully_called"})
 
 
 @dataclass
@@ -63,12 +59,16 @@ class DomainSummary:
     should_succeed: list[int] = field(default_factory=lambda: [0, 0])  # passed, runs
     should_refuse: list[int] = field(default_factory=lambda: [0, 0])
     justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
+    task_runs: dict[str, list[tuple[int, bool]]] = field(default_factory=dict, repr=False)
+    _repeated: RepeatedRuns | None = field(default=None, repr=False, compare=False)
 
     def add(self, score: RunScore) -> None:
+        self._repeated = None
         self.runs += 1
         self.passed += score.passed
+        self.task_runs.setdefault(score.task_key, []).append((score.run, score.passed))
         for key in self.failures:
-            if not score.verdict[key]:
+            if not score.verdict[key] and (score.should_succeed or key not in _ONLY_WHEN_SHOULD_SUCCEED):
                 self.failures[key] += 1
         bucket = self.should_succeed if score.should_succeed else self.should_refuse
         bucket[0] += score.passed
@@ -96,6 +96,22 @@ class DomainSummary:
         return sum(rates) / len(rates) if rates else None
 
     @property
+    def pass_rate_ci95(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.runs)
+
+    @property
+    def balanced_ci95(self) -> tuple[float, float] | None:
+        return balanced_interval(tuple(self.should_succeed), tuple(self.should_refuse))  # type: ignore[arg-type]
+
+    @property
+    def repeated(self) -> RepeatedRuns:
+        """pass^k, pass@k and the published first-k pass@k over the tasks' runs (kept until the
+        next ``add``)."""
+        if self._repeated is None:
+            self._repeated = repeated_runs(self.task_runs)
+        return self._repeated
+
+    @property
     def justified_refusal_rate(self) -> Rate | None:
         return Rate(*self.justified) if self.justified[1] else None
 
@@ -108,18 +124,28 @@ class DomainSummary:
 
     def as_dict(self) -> dict[str, Any]:
         justified = self.justified_refusal_rate
-        return {
+        out = {
             "domain": self.domain,
             "runs": self.runs,
             "passed": self.passed,
             "pass_rate": self.pass_rate,
+            "pass_rate_ci95": _listed(self.pass_rate_ci95),
             "failures": dict(self.failures),
             "should_succeed": self.succeed_rate.as_dict(),
             "should_refuse": self.refuse_rate.as_dict(),
             "balanced": self.balanced,
+            "balanced_ci95": _listed(self.balanced_ci95),
             "justified_refusal": None if justified is None else justified.as_dict(),
             "pass_rate_with_justified_refusals": self.pass_rate_with_justified_refusals,
         }
+        repeated = self.repeated
+        if repeated.max_runs >= 2:
+            out.update(repeated.as_dict())
+        return out
+
+
+def _listed(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
 
 
 @dataclass
@@ -190,6 +216,10 @@ class LeaderboardCell:
     def rate(self) -> float:
         return self.passed / self.cases if self.cases else 0.0
 
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.cases)
+
 
 @dataclass
 class LeaderboardRow:
@@ -223,17 +253,19 @@ class LeaderboardRow:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        cells = {d: {"passed": c.passed, "cases": c.cases, "rate": c.rate} for d, c in self.cells.items()}
-        overall = self.overall
-        cells["Overall"] = {"passed": overall.passed, "cases": overall.cases, "rate": overall.rate}
+        cells = {d: _cell(c) for d, c in self.cells.items()}
+        cells["Overall"] = _cell(self.overall)
         pooled = self.pooled
         justified = None if pooled is None else pooled.justified_refusal_rate
-        return {
+        overall = self.overall
+        out = {
             "model": self.model,
             "mode": self.mode,
             "tool_list": self.tool_list,
             "user": self.user,
             "cells": cells,
+            "pass_rate": overall.rate if overall.cases else None,
+            "pass_rate_ci95": _listed(overall.ci95),
             "should_succeed": None if pooled is None else pooled.succeed_rate.as_dict(),
             "should_refuse": None if pooled is None else pooled.refuse_rate.as_dict(),
             "balanced": None if pooled is None else pooled.balanced,
@@ -244,6 +276,13 @@ class LeaderboardRow:
             "coverage_differs": self.coverage_differs,
             "below_min_cases": self.below_min_cases,
         }
+        if pooled is not None and pooled.repeated.max_runs >= 2:
+            out.update(pooled.repeated.as_dict())
+        return out
+
+
+def _cell(cell: LeaderboardCell) -> dict[str, Any]:
+    return {"passed": cell.passed, "cases": cell.cases, "rate": cell.rate, "ci95": _listed(cell.ci95)}
 
 
 REFUSE_ALL_MODEL = "refuse-all"
@@ -312,6 +351,9 @@ def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
 
 
 def _row_key(score: RunScore) -> RowKey:
+    config = score.configuration
+    if config is not None:  # a run folder's episode: the folder sets its rows apart
+        return (config.model or config.agent, config.tool_mode or "-", config.tool_list or "-", config.user, score.source)
     path = Path(score.source)
     folder = path.parent.parent if path.parent.name == score.domain else path.parent
     return (*_configuration(path), "" if str(folder) == "." else folder.as_posix())

@@ -1,0 +1,143 @@
+"""Where verdict rows come from: run folders of ``sopbench run`` and trajectory files, mixed freely.
+
+A path that is a folder holding ``results.sqlite`` is a run folder: its stored verdicts are read
+(read-only; its ``trajectories`` export, if any, is not read again). Any other path is searched for
+trajectory files, scored under the protocol asked for.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from sopbench.runner import STORE_NAME, row_score
+from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
+
+__all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders", "read_run_folder", "split_sources"]
+
+
+def is_run_folder(path: Path) -> bool:
+    return path.is_dir() and (path / STORE_NAME).is_file()
+
+
+def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    """(run folders, other paths to search for trajectory files), in the order given.
+
+    A folder that is not a run folder may hold run folders (``runs/reference``, ``runs/no-verify``):
+    they are found at any depth. Trajectory files inside a run folder (an export) are not read
+    again: ``outside_run_folders`` drops them from the files found under the other paths.
+    """
+    folders: list[Path] = []
+    others: list[Path] = []
+    for path in paths:
+        if is_run_folder(path):
+            folders.append(path)
+            continue
+        others.append(path)
+        if path.is_dir():
+            folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
+    return list(dict.fromkeys(folders)), others
+
+
+def outside_run_folders(files: Iterable[Path], folders: Sequence[Path]) -> list[Path]:
+    """``files`` without those inside one of ``folders``."""
+    roots = [folder.resolve() for folder in folders]
+    return [f for f in files if not any(f.resolve().is_relative_to(root) for root in roots)]
+
+
+@dataclass
+class RunFolder:
+    """The completed episodes of one run folder as scores, and what was not counted."""
+
+    folder: Path
+    scores: list[RunScore] = field(default_factory=list)
+    infra_errors: list[str] = field(default_factory=list)  # "<task id> run <r>: <reason>"
+
+
+class RunFolderError(Exception):
+    """A run folder that cannot be read (named, with the reason)."""
+
+
+# The episode columns the statistics need (the transcript and databases are not read).
+_COLUMNS = (
+    "task_id",
+    "run",
+    "domain",
+    "goal",
+    "task_index",
+    "agent",
+    "model",
+    "tool_mode",
+    "tool_list",
+    "user",
+    "status",
+    "reason",
+    "should_succeed",
+    "verdict",
+    "compat",
+    "explanations",
+    "usage",
+    "user_usage",
+    "latency_s",
+)
+_JSON = frozenset({"verdict", "compat", "explanations", "usage", "user_usage"})
+
+
+def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
+    """Every stored episode of ``folder``, as scores under ``protocol`` (sound or sopbench: the two
+    verdicts a run stores). The store is opened read-only: a running ``sopbench run`` may go on
+    writing it. This is the one place that reads a run folder for the report verbs.
+    """
+    if protocol.quirks == SOUND.quirks:
+        name = "sound"
+    elif protocol.quirks == SOPBENCH.quirks:
+        name = "sopbench"
+    else:
+        raise RunFolderError(
+            f"{folder}: a run folder stores the sound and sopbench verdicts only, not {protocol}; "
+            "export it (sopbench export --format sopbench) to score it with other quirks"
+        )
+    path = folder / STORE_NAME
+    result = RunFolder(folder)
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM episodes ORDER BY domain, task_index, run"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise RunFolderError(f"{path}: cannot read the run's episodes ({exc})") from None
+    source = folder.as_posix()
+    for values in rows:
+        row = dict(zip(_COLUMNS, values, strict=True))
+        if row["status"] != "completed":
+            result.infra_errors.append(f"{row['task_id']} run {row['run']}: {row['reason']}")
+            continue
+        for column in _JSON:
+            if row[column] is not None:
+                row[column] = orjson.loads(row[column])
+        result.scores.append(row_score(row, name, source))
+    return result
+
+
+ProblemSink = Callable[[str], None]
+
+
+def scores_of_run_folders(
+    folders: Sequence[Path], protocol: Protocol, on_problem: ProblemSink | None = None
+) -> list[RunScore]:
+    """The scores of several run folders; infra_error episodes are named to ``on_problem``."""
+    scores: list[RunScore] = []
+    for folder in folders:
+        read = read_run_folder(folder, protocol)
+        scores += read.scores
+        if on_problem is not None:
+            for item in read.infra_errors:
+                on_problem(f"{folder}: {item} (infra_error, not counted)")
+    return scores

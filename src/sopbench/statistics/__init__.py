@@ -1,0 +1,62 @@
+"""Statistics over verdicts: intervals, repeated runs, paired comparisons, breakdowns, usage.
+
+Pure functions over typed rows (``Outcome``): no file, no clock, no global state; anything random
+is seeded by its caller.
+
+>>> from sopbench.statistics import wilson_interval, pass_hat_k, mcnemar_exact
+>>> [round(x, 4) for x in wilson_interval(31, 66)]
+[0.3543, 0.5884]
+>>> pass_hat_k(3, 2, 2)
+0.3333333333333333
+>>> mcnemar_exact(1, 6)
+0.125
+"""
+
+from ._compare import Flip, PairedComparison, PairedRates, compare_outcomes
+from ._intervals import Z95, RateInterval, balanced_interval, wilson_interval
+from ._outcome import JUDGEMENT_NAMES, Configuration, Outcome, Unverified, Usage
+from ._paired import DEFAULT_RESAMPLES, mcnemar_exact, paired_bootstrap_difference
+from ._repeated import RepeatedRuns, pass_at_k, pass_hat_k, repeated_runs
+from ._summary import (
+    BREAKDOWNS,
+    OutcomeSummary,
+    UsageSummary,
+    breakdown,
+    by_configuration,
+    percentile,
+    summarize_outcomes,
+    summarize_usage,
+    with_cost,
+)
+
+__all__ = [
+    "BREAKDOWNS",
+    "DEFAULT_RESAMPLES",
+    "JUDGEMENT_NAMES",
+    "Z95",
+    "Configuration",
+    "Flip",
+    "Outcome",
+    "OutcomeSummary",
+    "PairedComparison",
+    "PairedRates",
+    "RateInterval",
+    "RepeatedRuns",
+    "Unverified",
+    "Usage",
+    "UsageSummary",
+    "balanced_interval",
+    "breakdown",
+    "by_configuration",
+    "compare_outcomes",
+    "mcnemar_exact",
+    "paired_bootstrap_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "percentile",
+    "repeated_runs",
+    "summarize_outcomes",
+    "summarize_usage",
+    "wilson_interval",
+    "with_cost",
+]

@@ -1,0 +1,155 @@
+"""Two configurations on the same tasks: runs paired by task id and run index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._intervals import RateInterval
+from ._outcome import Outcome
+from ._paired import DEFAULT_RESAMPLES, mcnemar_exact, paired_bootstrap_difference
+
+__all__ = ["Flip", "PairedComparison", "compare_outcomes"]
+
+ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A paired run that one side passed and the other failed, with the failing side's first judgement."""
+
+    domain: str
+    task_id: str
+    run: int
+    a_failed: str | None  # A's first failing judgement (None: A passed)
+    b_failed: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "task_id": self.task_id,
+            "run": self.run,
+            "a_first_failing_judgement": self.a_failed,
+            "b_first_failing_judgement": self.b_failed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PairedRates:
+    """The paired figures of one domain (or of all), with the runs that flipped each way."""
+
+    paired_tasks: int
+    paired_runs: int
+    a: RateInterval
+    b: RateInterval
+    difference_ci95: tuple[float, float] | None
+    a_only_passed: tuple[Flip, ...]
+    b_only_passed: tuple[Flip, ...]
+
+    @property
+    def a_only(self) -> int:
+        return len(self.a_only_passed)
+
+    @property
+    def b_only(self) -> int:
+        return len(self.b_only_passed)
+
+    @property
+    def difference(self) -> float | None:
+        if self.a.rate is None or self.b.rate is None:
+            return None
+        return self.a.rate - self.b.rate
+
+    @property
+    def mcnemar_p(self) -> float:
+        return mcnemar_exact(self.a_only, self.b_only)
+
+    def as_dict(self) -> dict[str, Any]:
+        ci = self.difference_ci95
+        return {
+            "paired_tasks": self.paired_tasks,
+            "paired_runs": self.paired_runs,
+            "a": {"pass_rate": self.a.rate, **_ci(self.a)},
+            "b": {"pass_rate": self.b.rate, **_ci(self.b)},
+            "difference": self.difference,
+            "difference_ci95": None if ci is None else list(ci),
+            "mcnemar_p": self.mcnemar_p,
+            "a_only_passed": [f.as_dict() for f in self.a_only_passed],
+            "b_only_passed": [f.as_dict() for f in self.b_only_passed],
+            "a_only_passed_count": self.a_only,
+            "b_only_passed_count": self.b_only,
+        }
+
+
+def _ci(rate: RateInterval) -> dict[str, Any]:
+    ci = rate.ci95
+    return {"passed": rate.passed, "runs": rate.total, "ci95": None if ci is None else list(ci)}
+
+
+@dataclass(frozen=True, slots=True)
+class PairedComparison:
+    """Overall and per-domain paired figures, the flipped runs, and the runs without a partner."""
+
+    overall: PairedRates
+    domains: dict[str, PairedRates]
+    unpaired_a: tuple[str, ...] = field(default=())  # "<task id> run <r>" of A without a B partner
+    unpaired_b: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        out = self.overall.as_dict()
+        out["unpaired"] = {
+            "a": {"count": len(self.unpaired_a), "runs": list(self.unpaired_a)},
+            "b": {"count": len(self.unpaired_b), "runs": list(self.unpaired_b)},
+        }
+        out["domains"] = {d: rates.as_dict() for d, rates in self.domains.items()}
+        return out
+
+
+def compare_outcomes(
+    a: Sequence[Outcome], b: Sequence[Outcome], *, seed: int = 0, resamples: int = DEFAULT_RESAMPLES
+) -> PairedComparison:
+    """Pair A's and B's runs by (task id, run index) and compare their pass rates.
+
+    Figures are over the paired runs only; runs without a partner are listed in ``unpaired_*``.
+    The difference's interval is a paired bootstrap over tasks (``seed``, ``resamples``).
+    """
+    index_b = {(o.task_id, o.run): o for o in b}
+    index_a = {(o.task_id, o.run): o for o in a}
+    pairs = [(o, index_b[key]) for key, o in index_a.items() if key in index_b]
+    pairs.sort(key=lambda p: (p[0].domain, task_order(p[0].task_id), p[0].run))
+    unpaired_a = tuple(f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=_key_order))
+    unpaired_b = tuple(f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=_key_order))
+    domains = sorted({x.domain for x, _ in pairs})
+    per_domain = {d: _rates([p for p in pairs if p[0].domain == d], seed, resamples) for d in domains}
+    return PairedComparison(_rates(pairs, seed, resamples), per_domain, unpaired_a, unpaired_b)
+
+
+def task_order(task_id: str) -> tuple[str, int, str]:
+    """``bank/open_account[10]`` after ``bank/open_account[9]``: the position compared as a number."""
+    name, _, rest = task_id.partition("[")
+    position = rest.rstrip("]")
+    return (name, int(position), "") if position.isdigit() else (name, -1, task_id)
+
+
+def _key_order(key: tuple[str, int]) -> tuple[tuple[str, int, str], int]:
+    return task_order(key[0]), key[1]
+
+
+def _flip(x: Outcome, y: Outcome) -> Flip:
+    return Flip(x.domain, x.task_id, x.run, x.first_failing_judgement, y.first_failing_judgement)
+
+
+def _rates(pairs: Sequence[tuple[Outcome, Outcome]], seed: int, resamples: int) -> PairedRates:
+    by_task: dict[str, list[tuple[bool, bool]]] = {}
+    for x, y in pairs:
+        by_task.setdefault(x.task_id, []).append((x.passed, y.passed))
+    return PairedRates(
+        paired_tasks=len(by_task),
+        paired_runs=len(pairs),
+        a=RateInterval(sum(x.passed for x, _ in pairs), len(pairs)),
+        b=RateInterval(sum(y.passed for _, y in pairs), len(pairs)),
+        difference_ci95=paired_bootstrap_difference(by_task, seed=seed, resamples=resamples),
+        a_only_passed=tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed),
+        b_only_passed=tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed),
+    )
