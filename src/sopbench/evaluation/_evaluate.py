@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
-from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, holds, render
+from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, render
 
 from ._model import PASSED, Judgement, Oracle, ToolCall, Trace, Verdict
 
@@ -180,18 +180,32 @@ def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, 
     problems: list[str] = []
     notes: list[str] = []
     for step, call in enumerate(trace.calls):
+        problem = procedure_problem(trace.calls, step, sop, oracle)
+        if problem is None:
+            continue
         rule = sop.rule(call.name)
-        if rule is None or rule.expr is None:
-            continue
-        checker = _PrefixVerifier(trace.calls, step, sop, oracle)
-        if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
-            continue
-        text = f"{call} at step {step_label(trace.calls, step)}: {checker.problem or 'its procedure was not verified'}"
-        if rule.read_only and call.name != oracle.goal:
+        text = f"{call} at step {step_label(trace.calls, step)}: {problem}"
+        if rule is not None and rule.read_only and call.name != oracle.goal:
             notes.append(f"(read-only, not counted) {text}")
         else:
             problems.append(text)
     return Judgement(not problems, tuple(problems)), notes
+
+
+def procedure_problem(calls: Sequence[ToolCall], position: int, sop: Sop, oracle: Oracle) -> str | None:
+    """Why the call at ``position`` was not procedurally verified by the calls before it, or None.
+
+    The per-call part of ``judge_procedure`` (which also decides what counts): a runtime guard asks
+    it about a call before executing it, with the calls made so far in front of it.
+    """
+    call = calls[position]
+    rule = sop.rule(call.name)
+    if rule is None or rule.expr is None:
+        return None
+    checker = _PrefixVerifier(calls, position, sop, oracle)
+    if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
+        return None
+    return checker.problem or "its procedure was not verified"
 
 
 class _PrefixVerifier:
@@ -277,7 +291,7 @@ class _PrefixVerifier:
         return found
 
     def _holds(self, expr: Expr, bindings: Mapping[str, Any]) -> bool:
-        return holds(expr, lambda single: self.oracle.holds(self.step, single, bindings))
+        return _may_hold(expr, lambda single: self.oracle.holds(self.step, single, bindings))
 
     def _single(self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool) -> int | None:
         # Inside a verification process every single is a helper call, even when a constraint
@@ -312,6 +326,17 @@ class _PrefixVerifier:
         else:
             self._fail(f'"{shown}" was never called successfully before it')
         return None
+
+
+def _may_hold(expr: Expr, truth: Any) -> bool:
+    """``holds`` for an oracle that may not know a fact (``truth`` gives None: a runtime guard that
+    sees only what the agent saw): an unknown constraint may hold, whichever way it is written."""
+    if isinstance(expr, Single):
+        value = truth(expr.positive)
+        return True if value is None else value != expr.negated
+    if isinstance(expr, And | Chain):
+        return all(_may_hold(child, truth) for child in expr.children)
+    return any(_may_hold(child, truth) for child in expr.children)
 
 
 def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
