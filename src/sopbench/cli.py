@@ -668,6 +668,21 @@ def run(
         Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
     ] = None,
     baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    env_mode: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE",
+            help="prompt (constraints listed; lenient system), program (the environment enforces them; no "
+            "listing, no internal_* tools) or guard (listed, and unverified service calls are not executed).",
+        ),
+    ] = "prompt",
+    shuffle_tools: Annotated[bool, typer.Option(help="Shuffle the offered tools (seeded per episode).")] = False,
+    constraint_format: Annotated[
+        str, typer.Option(metavar="FORMAT", help="How constraints are listed: structured or old (numbered).")
+    ] = "structured",
+    default_sop: Annotated[
+        str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
+    ] = "full",
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -739,6 +754,10 @@ def run(
             max_actions=max_actions,
             episode_timeout=episode_timeout,
             baselines=baselines,
+            env_mode=env_mode,
+            shuffle_tools=shuffle_tools,
+            constraint_format=constraint_format,
+            default_sop=default_sop,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise UserError(_first_error(exc)) from None

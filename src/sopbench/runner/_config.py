@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sopbench.agents import agent_factory, user_factory
 
@@ -39,6 +39,11 @@ class RunConfig(BaseModel):
     max_actions: int = Field(default=10, ge=1)  # answered tool calls
     episode_timeout: float | None = Field(default=600.0, gt=0)  # seconds; None: no limit
     baselines: bool = True  # score refuse-all and no-verify on the same tasks for the summary
+    # The published ablations (run_simulation.py) and the runtime guard; see docs/runner.md.
+    env_mode: Literal["prompt", "program", "guard"] = "prompt"
+    shuffle_tools: bool = False  # seeded by each episode's seed
+    constraint_format: Literal["structured", "old"] = "structured"
+    default_sop: Literal["full", "required"] = "full"
 
     @field_validator("domains", mode="before")
     @classmethod
@@ -55,9 +60,29 @@ class RunConfig(BaseModel):
 
         return default_tasks_dir()
 
+    @model_validator(mode="after")
+    def _oracle_needs_full(self) -> RunConfig:
+        if self.tool_list == "oracle" and self.default_sop != "full":
+            raise ValueError("--tool-list oracle needs --default-sop full (as in the published code)")
+        return self
+
+    def ablations(self) -> dict[str, Any]:
+        """The environment settings of the published ablations (and the guard), by name."""
+        return {
+            "env_mode": self.env_mode,
+            "shuffle_tools": self.shuffle_tools,
+            "constraint_format": self.constraint_format,
+            "default_sop": self.default_sop,
+        }
+
     def identity(self) -> dict[str, Any]:
-        """What a resumed run must share with the stored one (the task selection may grow)."""
-        return self.model_dump(
+        """What a resumed run must share with the stored one (the task selection may grow).
+
+        The ablation settings are part of it when they differ from the defaults (so a folder
+        written before they existed still resumes)."""
+        defaults = RunConfig.model_fields
+        changed = {k: v for k, v in self.ablations().items() if v != defaults[k].default}
+        return changed | self.model_dump(
             mode="json",
             include={
                 "agent",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
@@ -11,7 +12,7 @@ import orjson
 from sopbench._io import write_atomically
 from sopbench.tasks import Task, load_tasks
 
-from ._record import record_json
+from ._record import executed_messages, record_json
 from ._scoring import PUBLISHED_CHECKS
 from ._store import Store
 
@@ -19,8 +20,12 @@ VERDICT_KEYS = ("passed", "database", "permission", "procedure")
 TIMING_FIELDS = ("latency_s",)
 
 
-def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
-    """One episode as an export line. Timings come last, so that the rest is comparable byte for byte."""
+def export_line(
+    row: dict[str, Any], *, timings: bool = True, ablations: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One episode as an export line. Timings come last, so that the rest is comparable byte for byte.
+    ``ablations``: the run's environment settings (``env_mode``, ``shuffle_tools``, ...), given with
+    each line; a call the guard refused has ``"refused": true``."""
     verdict = None
     if row["status"] == "completed":
         verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
@@ -38,6 +43,7 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
         "user": row["user"],
         "run": row["run"],
         "seed": row["seed"],
+        **(ablations or {}),
         "status": row["status"],
         "end": row["end_reason"],
         "reason": row["reason"],
@@ -46,6 +52,7 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
                 "name": c["name"],
                 "arguments": c["arguments"] if c["arguments"] is not None else c["arguments_text"],
                 "output": c["output"],
+                **({"refused": True} if c.get("refused") else {}),
             }
             for c in row["tool_calls"]
         ],
@@ -66,16 +73,37 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
 def export_jsonl(store: Store, sink: IO[bytes], *, timings: bool = True) -> int:
     """Every episode, one JSON line each, in a fixed order (domain, task position, run)."""
     count = 0
+    ablations = stored_ablations(store)
     for row in store.rows():
-        sink.write(orjson.dumps(export_line(row, timings=timings), option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        line = export_line(row, timings=timings, ablations=ablations)
+        sink.write(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
     return count
 
 
-def trajectory_file_name(model: str | None, agent: str, tool_mode: str | None, tool_list: str) -> str:
-    """The published naming: ``ast_<model>-mode_<mode>-dep_full-fmt_structured-tool_<list>-shuffle_False.json``."""
+def trajectory_file_name(
+    model: str | None,
+    agent: str,
+    tool_mode: str | None,
+    tool_list: str,
+    ablations: Mapping[str, Any] | None = None,
+) -> str:
+    """The published naming: ``ast_<model>-mode_<mode>-dep_<option>-fmt_<format>-tool_<list>-shuffle_<bool>.json``
+    (the env_mode is not in the published name: it is in each record's ``setup``)."""
+    settings = dict(ablations or {})
     name = (model or agent).replace("/", "_")
-    return f"ast_{name}-mode_{tool_mode or 'fc'}-dep_full-fmt_structured-tool_{tool_list}-shuffle_False.json"
+    return (
+        f"ast_{name}-mode_{tool_mode or 'fc'}-dep_{settings.get('default_sop', 'full')}"
+        f"-fmt_{settings.get('constraint_format', 'structured')}-tool_{tool_list}"
+        f"-shuffle_{bool(settings.get('shuffle_tools', False))}.json"
+    )
+
+
+def stored_ablations(store: Store) -> dict[str, Any]:
+    """The ablation settings a run folder was made with (defaults for what its configuration omits)."""
+    config = store.config() or {}
+    defaults = {"env_mode": "prompt", "shuffle_tools": False, "constraint_format": "structured", "default_sop": "full"}
+    return {key: config.get(key, value) for key, value in defaults.items()}
 
 
 def _tasks_by_index(tasks_path: Path, domain: str) -> dict[int, Task]:
@@ -89,6 +117,7 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
     """Trajectory files in the published layout, one per domain (``<folder>/<domain>/<name>.json``),
     one record per task with its completed runs in run order. ``sopbench evaluate`` scores them."""
     written = []
+    ablations = stored_ablations(store)
     rows = [row for row in store.rows() if row["status"] == "completed"]
     for domain, domain_rows in groupby(rows, key=lambda r: r["domain"]):
         domain_rows = list(domain_rows)
@@ -97,7 +126,12 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
         records = []
         for index, task_rows in groupby(domain_rows, key=lambda r: r["task_index"]):
             task = tasks[index]
-            runs = [(r["messages"], r["final_database"]) for r in task_rows]
+            # Calls the guard refused were not executed: the published layout (and the scorers
+            # that replay it) must not see them (the JSON Lines export keeps them).
+            runs = [
+                (executed_messages(r["messages"], [bool(c.get("refused")) for c in r["tool_calls"]]), r["final_database"])
+                for r in task_rows
+            ]
             records.append(
                 record_json(
                     task,
@@ -106,12 +140,13 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
                     model=first["model"] or first["agent"],
                     tool_mode=first["tool_mode"] or "fc",
                     user=first["user"],
+                    ablations=ablations,
                 )
             )
         target = (
             folder
             / domain
-            / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"])
+            / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"], ablations)
         )
         write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))
         written.append(target)
