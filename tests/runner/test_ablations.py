@@ -149,7 +149,7 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
     refused = [c for x in lines for c in x["tool_calls"] if c.get("refused")]
     assert refused and all("not executed" in c["output"] for c in refused)
     # no unverified call was executed: every no-verify episode of a must-refuse task passes
-    assert all(x["verdict"]["passed"] for x in lines if not x["verdict"]["action_called_correctly"] is False)
+    assert all(x["verdict"]["passed"] for x in lines if x["verdict"]["action_called_correctly"] is not False)
     store.close()
     # another setting on the same folder is refused; the defaults resume a default folder
     again = CliRunner().invoke(app, ["run", "--agent", "no-verify", "--tasks", str(small_tasks), "--domain", "bank",
