@@ -16,7 +16,12 @@ with the sound protocol and stored, as ``sopbench run`` does), and per configura
 ``--ablations`` adds the reference agent under ``--default-sop required``, ``--constraint-format
 old`` and ``--shuffle-tools`` (prompt mode).
 
+``--replay FILE_NAME`` adds a recorded model's decisions (the replay agent, one published trajectory
+file per domain) in prompt and guard mode: the recorded calls are replayed as they were, so under
+the guard a refused call is followed by what the model did next without having seen the refusal.
+
 Usage: python benchmarks/guard_ablation.py [--tasks ../shared/sopbench/tasks] [--ablations] [--markdown]
+       [--replay ast_gpt-4o-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json]
 """
 
 from __future__ import annotations
@@ -68,7 +73,8 @@ def measure(config: RunConfig, tasks_by_id: dict) -> dict:
         outcome_right += verdict["database"] and verdict["permission"]
     store.close()
     return {
-        "agent": config.agent,
+        "agent": config.agent if config.agent != "replay" else f"replay {config.agent_options['trajectories']}",
+        "infra_errors": report.infra_errors,
         "env_mode": config.env_mode,
         "settings": {k: v for k, v in config.ablations().items() if k != "env_mode"},
         "episodes": overall.runs,
@@ -89,8 +95,24 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=Path("../shared/sopbench/tasks"))
     parser.add_argument("--ablations", action="store_true", help="also the reference agent under the other ablations")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table instead of JSON lines")
+    parser.add_argument(
+        "--replay",
+        metavar="FILE_NAME",
+        help="also a recorded model's decisions, replayed in prompt and guard mode: a trajectory file name "
+        "(as in <trajectories>/<domain>/, without .gz) looked up in every domain",
+    )
+    parser.add_argument("--trajectories", type=Path, default=Path("../shared/sopbench/trajectories"))
     args = parser.parse_args()
     plans = [dict(agent=a, env_mode=m) for m in MODES for a in AGENTS]
+    replays = []
+    if args.replay:
+        for folder in sorted(p for p in args.trajectories.iterdir() if p.is_dir()):
+            path = next((folder / n for n in (args.replay, args.replay + ".gz") if (folder / n).exists()), None)
+            if path is not None:
+                replays += [
+                    dict(agent="replay", env_mode=m, domains=(folder.name,), agent_options={"trajectories": str(path)})
+                    for m in ("prompt", "guard")
+                ]
     if args.ablations:
         plans += [
             dict(agent="reference", env_mode="prompt", default_sop="required"),
@@ -108,6 +130,23 @@ def main() -> None:
             results.append(result)
             if not args.markdown:
                 print(json.dumps(result), flush=True)
+        for mode in ("prompt", "guard"):  # a recorded model: one run per domain file, pooled
+            parts = []
+            for number, plan in enumerate(p for p in replays if p["env_mode"] == mode):
+                config = RunConfig(tasks=args.tasks, output=Path(scratch) / f"replay-{mode}-{number}",
+                                   baselines=False, concurrency=8, **plan)
+                parts.append(measure(config, tasks_by_id))
+            if parts:
+                pooled = dict(parts[0], agent=f"replay of {args.replay}")
+                for key in ("episodes", "passed", "unverified_executions", "prevented", "forbidden_goal_executions",
+                            "outcome_right", "infra_errors", "seconds"):
+                    pooled[key] = sum(part[key] for part in parts)
+                for key in ("must_succeed", "must_refuse"):
+                    pooled[key] = [sum(part[key][i] for part in parts) for i in (0, 1)]
+                pooled["pass_rate"] = pooled["passed"] / pooled["episodes"] if pooled["episodes"] else None
+                results.append(pooled)
+                if not args.markdown:
+                    print(json.dumps(pooled), flush=True)
     if args.markdown:
         print("| agent | env mode | other settings | pass rate | must succeed | must refuse | unverified "
               "executions | prevented by the guard | forbidden goal executions | outcome right |")
