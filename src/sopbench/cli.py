@@ -589,7 +589,7 @@ AgentOption = Annotated[str | None, typer.Option(metavar="TEXT", show_default=Fa
 )
 def run(
     agent: Annotated[
-        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, ...")
+        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, human (you play it), ...")
     ],
     output: Annotated[
         Path,
@@ -612,7 +612,7 @@ def run(
         str, typer.Option(metavar="NAME", help="full (every tool an agent may call) or oracle.")
     ] = "full",
     user: Annotated[
-        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, ...")
+        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, human (you play it), ...")
     ] = "none",
     limit: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")
@@ -761,13 +761,15 @@ def run(
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise UserError(_first_error(exc)) from None
+    if "human" in (agent, user):  # a person plays a seat: one episode at a time, no time limit
+        config = config.model_copy(update={"concurrency": 1, "episode_timeout": None})
     if tasks is None:  # every option checked first: building the generated set takes a while
         try:
             config.check_options()
         except RunConfigError as exc:
             raise UserError(str(exc)) from None
         config = config.model_copy(update={"tasks": _default_task_set(job)})
-    progress = _EpisodeProgress(job)
+    progress = _EpisodeProgress(job, show="human" not in (agent, user))  # no bar under a person's prompts
     try:
         with progress:
             report = run_agents(config, progress=progress.update)
@@ -848,7 +850,7 @@ class _EpisodeProgress:
     """Episodes done, pass rate so far, infra errors and ETA on stderr (terminal only); the job's
     ``done`` line stays current so that Ctrl-C says how many episodes are stored."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, *, show: bool = True) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.job = job
@@ -863,7 +865,7 @@ class _EpisodeProgress:
             TimeRemainingColumn(),
             console=console,
             transient=True,
-            disable=not console.is_terminal,
+            disable=not (show and console.is_terminal),
         )
         self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
 
