@@ -800,7 +800,7 @@ AgentOption = Annotated[str | None, typer.Option(metavar="TEXT", show_default=Fa
 )
 def run(
     agent: Annotated[
-        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, ...")
+        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, human (you play it), ...")
     ],
     output: Annotated[
         Path,
@@ -823,7 +823,7 @@ def run(
         str, typer.Option(metavar="NAME", help="full (every tool an agent may call) or oracle.")
     ] = "full",
     user: Annotated[
-        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, ...")
+        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, human (you play it), ...")
     ] = "none",
     limit: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")
@@ -887,6 +887,21 @@ def run(
             help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
         ),
     ] = None,
+    env_mode: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE",
+            help="prompt (constraints listed; lenient system), program (the environment enforces them; no "
+            "listing, no internal_* tools) or guard (listed, and unverified service calls are not executed).",
+        ),
+    ] = "prompt",
+    shuffle_tools: Annotated[bool, typer.Option(help="Shuffle the offered tools (seeded per episode).")] = False,
+    constraint_format: Annotated[
+        str, typer.Option(metavar="FORMAT", help="How constraints are listed: structured or old (numbered).")
+    ] = "structured",
+    default_sop: Annotated[
+        str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
+    ] = "full",
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -968,16 +983,22 @@ def run(
             max_actions=max_actions,
             episode_timeout=episode_timeout,
             baselines=baselines,
+            env_mode=env_mode,
+            shuffle_tools=shuffle_tools,
+            constraint_format=constraint_format,
+            default_sop=default_sop,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise UserError(_first_error(exc)) from None
+    if "human" in (agent, user):  # a person plays a seat: one episode at a time, no time limit
+        config = config.model_copy(update={"concurrency": 1, "episode_timeout": None})
     if tasks is None:  # every option checked first: building the generated set takes a while
         try:
             config.check_options()
         except RunConfigError as exc:
             raise UserError(str(exc)) from None
         _default_task_set(job)  # built now, with a progress bar; the run plays it (tasks None)
-    progress = _EpisodeProgress(job)
+    progress = _EpisodeProgress(job, show="human" not in (agent, user))  # no bar under a person's prompts
     try:
         with progress:
             report = run_agents(config, progress=progress.update)
@@ -1070,7 +1091,7 @@ class _EpisodeProgress:
     """Episodes done, pass rate so far, infra errors and ETA on stderr (terminal only); the job's
     ``done`` line stays current so that Ctrl-C says how many episodes are stored."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, *, show: bool = True) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.job = job
@@ -1085,7 +1106,7 @@ class _EpisodeProgress:
             TimeRemainingColumn(),
             console=console,
             transient=True,
-            disable=not console.is_terminal,
+            disable=not (show and console.is_terminal),
         )
         self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
 

@@ -13,6 +13,7 @@ An agent is one class registered under a name::
 # The built-in agents and users register themselves on import.
 from . import openai  # noqa: E402, F401 - the ``openai`` agent and the ``llm`` / ``adversarial`` users
 from ._baselines import NoVerify, RefuseAll  # noqa: E402
+from ._human import HumanAgent, HumanUser  # noqa: E402
 from ._protocol import (
     EXIT_TOOL,
     NO_ACTION_NAMES,
@@ -48,6 +49,8 @@ __all__ = [
     "AgentTurn",
     "ContextLengthExceeded",
     "EpisodeSetup",
+    "HumanAgent",
+    "HumanUser",
     "NoUser",
     "NoVerify",
     "Reference",

@@ -82,6 +82,10 @@ class EpisodeSetup:
     or for a session constraint such as ``logged_in_user`` the call that establishes it), written in
     the constraint's parameter names; ``None`` when no tool is needed (a check of the arguments).
     It is the structured form of what the prompt's wording and the tool descriptions tell a model.
+    ``env_mode``: ``prompt`` (the constraints are listed for the agent), ``program`` (the environment
+    enforces them and nothing is listed: ``sops`` is empty) or ``guard`` (listed, and a runtime guard
+    refuses unverified service calls); ``constraint_format``: how a listing words them (``structured``
+    or the published ``old`` numbered list).
     """
 
     domain: str
@@ -94,6 +98,8 @@ class EpisodeSetup:
     run: int
     options: Mapping[str, Any] = field(default_factory=dict)
     verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
+    env_mode: str = "prompt"
+    constraint_format: str = "structured"
 
 
 class AgentInfraError(Exception):

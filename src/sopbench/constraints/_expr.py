@@ -138,8 +138,11 @@ def count_singles(expr: Expr | None) -> int:
     return sum(1 for _ in singles(expr))
 
 
-def holds(expr: Expr | None, truth: Callable[[Single], bool]) -> bool:
+def holds(expr: Expr | None, truth: Callable[[Single], bool | None]) -> bool:
     """Evaluate with left-to-right short-circuit; ``truth`` gets the positive single.
+
+    ``truth`` may answer None for a fact it does not know (a runtime guard sees only what the agent
+    saw): an unknown single may hold, whichever way it is written (``None != negated`` is true).
 
     and/chain stop at the first false child, or/gate at the first true one; children after that are
     never asked about (which is what lets a chain guard a check that would fail on missing data).

@@ -257,7 +257,7 @@ class LenientSystem(_Evaluating):
 
 
 def replay_calls(
-    system: LenientSystem,
+    system: LenientSystem | StrictSystem,
     calls: Iterable[tuple[str, Mapping[str, Any] | str | None]],
     output_format: OutputFormat | None = None,
 ) -> list[Any]:
@@ -347,8 +347,9 @@ class StrictSystem(_Evaluating):
             effect(self.session, **arguments)
         return result
 
-    def execute(self, name: str, arguments: Any) -> ToolOutcome:
-        """Like ``LenientSystem.execute``, through the oracle. Never raises."""
+    def execute(self, name: str, arguments: Any, *, offered_only: bool = False) -> ToolOutcome:
+        """Like ``LenientSystem.execute``, through the oracle. Never raises. (``offered_only`` is
+        taken for the lenient system's signature; the oracle runs every tool of its table.)"""
         if name not in self.domain.tools:
             return tool_not_found(name, arguments if isinstance(arguments, Mapping) else None)
         args, problem = parse_arguments(name, arguments)

@@ -12,6 +12,7 @@ from ._evaluate import (
     judge_database,
     judge_permission,
     judge_procedure,
+    procedure_problem,
     state_diff,
 )
 from ._model import (
@@ -45,5 +46,6 @@ __all__ = [
     "judge_database",
     "judge_permission",
     "judge_procedure",
+    "procedure_problem",
     "state_diff",
 ]

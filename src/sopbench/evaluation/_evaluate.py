@@ -181,19 +181,42 @@ def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, 
     unverified: list[UnverifiedConstraint] = []
     notes: list[str] = []
     for step, call in enumerate(trace.calls):
+        found = _procedure_check(trace.calls, step, sop, oracle)
+        if found is None:
+            continue
+        problem, failing = found
         rule = sop.rule(call.name)
-        if rule is None or rule.expr is None:
-            continue
-        checker = _PrefixVerifier(trace.calls, step, sop, oracle)
-        if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
-            continue
-        text = f"{call} at step {step_label(trace.calls, step)}: {checker.problem or 'its procedure was not verified'}"
-        if rule.read_only and call.name != oracle.goal:
+        text = f"{call} at step {step_label(trace.calls, step)}: {problem}"
+        if rule is not None and rule.read_only and call.name != oracle.goal:
             notes.append(f"(read-only, not counted) {text}")
         else:
             problems.append(text)
-            unverified.append(checker.failing or UNCLASSIFIED)
+            unverified.append(failing)
     return Judgement(not problems, tuple(problems), tuple(unverified)), notes
+
+
+def procedure_problem(calls: Sequence[ToolCall], position: int, sop: Sop, oracle: Oracle) -> str | None:
+    """Why the call at ``position`` was not procedurally verified by the calls before it, or None.
+
+    The per-call part of ``judge_procedure`` (which also decides what counts): a runtime guard asks
+    it about a call before executing it, with the calls made so far in front of it.
+    """
+    found = _procedure_check(calls, position, sop, oracle)
+    return None if found is None else found[0]
+
+
+def _procedure_check(
+    calls: Sequence[ToolCall], position: int, sop: Sop, oracle: Oracle
+) -> tuple[str, UnverifiedConstraint] | None:
+    """The problem text and the constraint left unverified for the call at ``position``, or None."""
+    call = calls[position]
+    rule = sop.rule(call.name)
+    if rule is None or rule.expr is None:
+        return None
+    checker = _PrefixVerifier(calls, position, sop, oracle)
+    if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
+        return None
+    return checker.problem or "its procedure was not verified", checker.failing or UNCLASSIFIED
 
 
 class _PrefixVerifier:

@@ -48,7 +48,9 @@ class Oracle(Protocol):
 
     ``goal``: the service the user asked for; ``goal_permitted``: whether it may be executed;
     ``final_state``: the state the episode must end in; ``holds(step, single, bindings)``: the truth
-    of one positive constraint instance at the moment of call ``step`` (before it runs).
+    of one positive constraint instance at the moment of call ``step`` (before it runs), or None
+    when the oracle does not know it (a runtime guard, which sees only what the agent saw: the
+    procedure judgement then takes it that the constraint may hold).
     """
 
     @property
@@ -60,7 +62,7 @@ class Oracle(Protocol):
     @property
     def final_state(self) -> Any: ...
 
-    def holds(self, step: int, single: Single, bindings: Mapping[str, Any]) -> bool: ...
+    def holds(self, step: int, single: Single, bindings: Mapping[str, Any]) -> bool | None: ...
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sopbench.agents import agent_factory, user_factory
 
@@ -70,6 +70,11 @@ class RunConfig(BaseModel):
     max_actions: int = Field(default=10, ge=1)  # answered tool calls
     episode_timeout: float | None = Field(default=600.0, gt=0)  # seconds; None: no limit
     baselines: bool = True  # score refuse-all and no-verify on the same tasks for the summary
+    # The published ablations (run_simulation.py) and the runtime guard; see docs/runner.md.
+    env_mode: Literal["prompt", "program", "guard"] = "prompt"
+    shuffle_tools: bool = False  # seeded by each episode's seed
+    constraint_format: Literal["structured", "old"] = "structured"
+    default_sop: Literal["full", "required"] = "full"
 
     @field_validator("domains", mode="before")
     @classmethod
@@ -86,10 +91,26 @@ class RunConfig(BaseModel):
 
         return default_tasks_dir()
 
+    @model_validator(mode="after")
+    def _oracle_needs_full(self) -> RunConfig:
+        if self.tool_list == "oracle" and self.default_sop != "full":
+            raise ValueError("--tool-list oracle needs --default-sop full (as in the published code)")
+        return self
+
+    def ablations(self) -> dict[str, Any]:
+        """The environment settings of the published ablations (and the guard), by name."""
+        return {
+            "env_mode": self.env_mode,
+            "shuffle_tools": self.shuffle_tools,
+            "constraint_format": self.constraint_format,
+            "default_sop": self.default_sop,
+        }
+
     def identity(self) -> dict[str, Any]:
         """The settings that decide this run's results (``IDENTITY_FIELDS``, with the agent's and the
         user's effective options: an option left at its default equals the default given explicitly),
-        then any other option of a plugin agent or user under ``agent_options`` / ``user_options``."""
+        then any other option of a plugin agent or user under ``agent_options`` / ``user_options``, and
+        the ablation settings that are not at their default."""
         sources = {
             "run": self.model_dump(mode="json"),
             "agent": effective_options(agent_factory(self.agent), self.agent_options),
@@ -103,6 +124,10 @@ class RunConfig(BaseModel):
             }
             if rest:
                 identity[f"{source}_options"] = dict(sorted(rest.items()))
+        # The ablation settings count when they differ from the defaults, so that a folder written
+        # before they existed still resumes.
+        defaults = RunConfig.model_fields
+        identity |= {k: v for k, v in self.ablations().items() if v != defaults[k].default}
         # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
         return orjson.loads(orjson.dumps(identity, default=str))
 

@@ -32,7 +32,16 @@ from sopbench.agents import (
     Usage,
     User,
 )
-from sopbench.domains import LenientSystem, get_domain, parse_arguments, tool_not_found
+from sopbench.domains import (
+    LenientSystem,
+    StrictSystem,
+    get_domain,
+    parse_arguments,
+    task_oracle,
+    tool_not_found,
+)
+from sopbench.guard import Guard
+from sopbench.guard import ToolCall as GuardedCall
 
 Status = Literal["completed", "infra_error"]
 
@@ -53,6 +62,7 @@ class ExecutedCall:
     arguments: dict[str, Any] | None  # None: the text is not a JSON object
     output: str
     problem: str | None = None  # why the call is malformed (None: well-formed)
+    refused: bool = False  # env_mode guard: its SOP was not verified, so it was not executed
 
 
 @dataclass
@@ -82,11 +92,15 @@ def _call_message(turn: AgentTurn, calls: tuple[ToolCallRequest, ...]) -> dict[s
 
 
 class ToolDesk:
-    """Answers an agent's tool calls on one lenient system; never raises."""
+    """Answers an agent's tool calls on one system (lenient, or strict in env_mode ``program``);
+    never raises. With a ``guard`` (env_mode ``guard``), a call whose SOP the calls executed so far
+    did not verify is not executed: its answer is the guard's explanation."""
 
-    def __init__(self, system: LenientSystem, offered: set[str]) -> None:
+    def __init__(self, system: LenientSystem | StrictSystem, offered: set[str], guard: Guard | None = None) -> None:
         self.system = system
         self.offered = offered
+        self.guard = guard
+        self.history: list[GuardedCall] = []  # executed calls, as the guard reads them
 
     def answer(self, request: ToolCallRequest) -> ExecutedCall:
         name, text = request.name, request.arguments
@@ -98,11 +112,18 @@ class ToolDesk:
         if arguments is None:
             return ExecutedCall(request.id, name, text, None, error or "Error: bad arguments.", error)
         problem = _argument_problem(self.system, name, arguments)
+        if self.guard is not None and problem is None:
+            decision = self.guard.check(GuardedCall(name, arguments), self.history)
+            if not decision.allowed:
+                return ExecutedCall(request.id, name, text, arguments, decision.explanation, None, refused=True)
         outcome = self.system.execute(name, arguments, offered_only=False)
-        return ExecutedCall(request.id, name, text, arguments, outcome.content("value"), problem)
+        content = outcome.content("value")
+        if self.guard is not None:
+            self.history.append(GuardedCall(name, arguments, content, outcome.ok))
+        return ExecutedCall(request.id, name, text, arguments, content, problem)
 
 
-def _argument_problem(system: LenientSystem, name: str, arguments: Mapping[str, Any]) -> str | None:
+def _argument_problem(system: LenientSystem | StrictSystem, name: str, arguments: Mapping[str, Any]) -> str | None:
     """Missing or unexpected arguments (the system answers them with the interpreter's own TypeError)."""
     parameters = system.domain.tools[name].signature.parameters
     named = {
@@ -121,15 +142,25 @@ def _argument_problem(system: LenientSystem, name: str, arguments: Mapping[str, 
     return f"{name}: {'; '.join(parts)}" if parts else None
 
 
-async def run_episode(setup: EpisodeSetup, agent: Agent, user: User, limits: Limits) -> EpisodeResult:
+def episode_system(setup: EpisodeSetup, default_sop: str = "full") -> LenientSystem | StrictSystem:
+    """The system the agent talks to: lenient (env_mode ``prompt`` and ``guard``), or, in
+    ``program``, the task's strict system, which refuses a call whose constraints do not hold
+    (every tool's default SOP of option ``default_sop``, the task's own for its goal)."""
+    task = setup.task
+    domain = get_domain(task.domain)
+    if setup.env_mode == "program":
+        return task_oracle(domain, task, option=default_sop, atomic=False)  # type: ignore[arg-type]
+    return LenientSystem(domain, task.initial_database, task.constraint_parameters, atomic=False)
+
+
+async def run_episode(
+    setup: EpisodeSetup, agent: Agent, user: User, limits: Limits, *, default_sop: str = "full"
+) -> EpisodeResult:
     """Play one episode to its end. Exceptions of the agent or user become an ``infra_error``."""
     started = time.perf_counter()
-    task = setup.task
-    system = LenientSystem(
-        get_domain(task.domain), task.initial_database, task.constraint_parameters, atomic=False
-    )
+    system = episode_system(setup, default_sop)
     offered = {tool["function"]["name"] for tool in setup.tools} - {EXIT_TOOL}
-    desk = ToolDesk(system, offered)
+    desk = ToolDesk(system, offered, Guard.for_task(setup.task) if setup.env_mode == "guard" else None)
     result = EpisodeResult(status="completed", end="max_turns")
     messages = result.messages
     try:
@@ -175,6 +206,8 @@ async def run_episode(setup: EpisodeSetup, agent: Agent, user: User, limits: Lim
                     result.problems.append(
                         f"malformed call {call.name}({call.arguments_text}): {call.problem}"
                     )
+                if call.refused:
+                    result.problems.append(f"refused by the guard: {call.output}")
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": call.output})
                 executed += 1
         else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
@@ -14,7 +14,7 @@ from sopbench.tasks import LoadError, Task, load_tasks
 
 from ._config import RunConfigError
 from ._manifest import task_digest
-from ._record import record_json
+from ._record import executed_messages, record_json
 from ._scoring import PUBLISHED_CHECKS
 from ._setup import task_ids
 from ._store import OnDamaged, Store, StoreError
@@ -23,8 +23,12 @@ VERDICT_KEYS = ("passed", "database", "permission", "procedure")
 TIMING_FIELDS = ("latency_s",)
 
 
-def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
-    """One episode as an export line. Timings come last, so that the rest is comparable byte for byte."""
+def export_line(
+    row: dict[str, Any], *, timings: bool = True, ablations: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One episode as an export line. Timings come last, so that the rest is comparable byte for byte.
+    ``ablations``: the run's environment settings (``env_mode``, ``shuffle_tools``, ...), given with
+    each line; a call the guard refused has ``"refused": true``."""
     verdict = None
     if row["status"] == "completed":
         verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
@@ -42,6 +46,7 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
         "user": row["user"],
         "run": row["run"],
         "seed": row["seed"],
+        **(ablations or {}),
         "status": row["status"],
         "end": row["end_reason"],
         "reason": row["reason"],
@@ -50,6 +55,7 @@ def export_line(row: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
                 "name": c["name"],
                 "arguments": c["arguments"] if c["arguments"] is not None else c["arguments_text"],
                 "output": c["output"],
+                **({"refused": True} if c.get("refused") else {}),
             }
             for c in row["tool_calls"]
         ],
@@ -73,16 +79,38 @@ def export_jsonl(
     """Every episode, one JSON line each, in a fixed order (domain, task position, run); a damaged row
     is skipped and named to ``on_damaged``."""
     count = 0
+    ablations = stored_ablations(store)
     for row in store.rows(on_damaged=on_damaged):
-        sink.write(orjson.dumps(export_line(row, timings=timings), option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        line = export_line(row, timings=timings, ablations=ablations)
+        sink.write(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
     return count
 
 
-def trajectory_file_name(model: str | None, agent: str, tool_mode: str | None, tool_list: str) -> str:
-    """The published naming: ``ast_<model>-mode_<mode>-dep_full-fmt_structured-tool_<list>-shuffle_False.json``."""
+def trajectory_file_name(
+    model: str | None,
+    agent: str,
+    tool_mode: str | None,
+    tool_list: str,
+    ablations: Mapping[str, Any] | None = None,
+) -> str:
+    """The published naming: ``ast_<model>-mode_<mode>-dep_<option>-fmt_<format>-tool_<list>-shuffle_<bool>.json``
+    (the env_mode is not in the published name: it is in each record's ``setup``)."""
+    settings = dict(ablations or {})
     name = (model or agent).replace("/", "_")
-    return f"ast_{name}-mode_{tool_mode or 'fc'}-dep_full-fmt_structured-tool_{tool_list}-shuffle_False.json"
+    return (
+        f"ast_{name}-mode_{tool_mode or 'fc'}-dep_{settings.get('default_sop', 'full')}"
+        f"-fmt_{settings.get('constraint_format', 'structured')}-tool_{tool_list}"
+        f"-shuffle_{bool(settings.get('shuffle_tools', False))}.json"
+    )
+
+
+def stored_ablations(store: Store) -> dict[str, Any]:
+    """The ablation settings a run folder was made with (defaults for what its configuration omits)."""
+    manifest = store.manifest()
+    config = (manifest or {}).get("config") or store.legacy_config() or {}
+    defaults = {"env_mode": "prompt", "shuffle_tools": False, "constraint_format": "structured", "default_sop": "full"}
+    return {key: config.get(key, value) for key, value in defaults.items()}
 
 
 def _tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
@@ -129,6 +157,7 @@ def export_sopbench(
     against its inputs); then each file is written atomically."""
     rows = [row for row in store.rows(on_damaged=on_damaged) if row["status"] == "completed"]
     digests = store.task_digests()
+    ablations = stored_ablations(store)
     plans = []
     for domain, domain_rows in groupby(rows, key=lambda r: r["domain"]):
         domain_rows = list(domain_rows)
@@ -148,7 +177,9 @@ def export_sopbench(
         target = (
             folder
             / domain
-            / trajectory_file_name(first["model"], first["agent"], first["tool_mode"], first["tool_list"])
+            / trajectory_file_name(
+                first["model"], first["agent"], first["tool_mode"], first["tool_list"], ablations
+            )
         )
         plans.append((target, tasks, domain_rows))
     if check_targets is not None:
@@ -158,7 +189,15 @@ def export_sopbench(
         first = domain_rows[0]
         records = []
         for task_id, task_rows in groupby(domain_rows, key=lambda r: r["task_id"]):
-            runs = [(r["messages"], r["final_database"]) for r in task_rows]
+            # Calls the guard refused were not executed: the published layout (and the scorers
+            # that replay it) must not see them (the JSON Lines export keeps them).
+            runs = [
+                (
+                    executed_messages(r["messages"], [bool(c.get("refused")) for c in r["tool_calls"]]),
+                    r["final_database"],
+                )
+                for r in task_rows
+            ]
             records.append(
                 record_json(
                     tasks[task_id],
@@ -167,6 +206,7 @@ def export_sopbench(
                     model=first["model"] or first["agent"],
                     tool_mode=first["tool_mode"] or "fc",
                     user=first["user"],
+                    ablations=ablations,
                 )
             )
         write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sopbench.constraints import Expr, Single
-from sopbench.domains import Domain, default_dependencies
+from sopbench.domains import DependencyOption, Domain, default_dependencies
 
 # The one tool no agent is offered: it reads the whole database (the published flag that would have
 # offered it is never set). Every other tool is offered by the ``full`` list, including the published
@@ -13,9 +13,10 @@ from sopbench.domains import Domain, default_dependencies
 NEVER_OFFERED = frozenset({"internal_get_database"})
 
 
-def default_sops(domain: Domain) -> Mapping[str, Expr | None]:
-    """Every tool's default SOP (option ``full``, not expanded): what the prompt shows per action."""
-    return default_dependencies(domain.catalogue, "full", expanded=False)
+def default_sops(domain: Domain, option: DependencyOption = "full") -> Mapping[str, Expr | None]:
+    """Every tool's default SOP (not expanded): what the prompt shows per action. ``option``:
+    ``full`` (required and customizable constraints) or ``required`` (the required part only)."""
+    return default_dependencies(domain.catalogue, option, expanded=False)
 
 
 def full_tool_names(domain: Domain) -> list[str]:

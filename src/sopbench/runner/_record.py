@@ -70,7 +70,37 @@ def published_messages(domain: str, messages: Sequence[Mapping[str, Any]]) -> li
     return out
 
 
-def setup_json(tool_list: str, model: str | None, tool_mode: str | None, user: str) -> dict[str, Any]:
+def executed_messages(
+    messages: Sequence[Mapping[str, Any]], refused: Sequence[bool]
+) -> list[Mapping[str, Any]]:
+    """The conversation as the environment executed it: the calls the guard refused (``refused``:
+    one flag per answered call, in order) and their answers are left out, so that a scorer that
+    replays the calls does not execute them."""
+    if not any(refused):
+        return list(messages)
+    flags = iter(refused)
+    answered = [next(flags, False) if m.get("role") == "tool" else False for m in messages]
+    out: list[Mapping[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            if not answered[index]:
+                out.append(message)
+            continue
+        calls = message.get("tool_calls") or ()
+        if calls and index + 1 < len(messages) and messages[index + 1].get("role") == "tool":
+            kept = [call for n, call in enumerate(calls) if not answered[index + 1 + n]]
+            message = {**message, "tool_calls": kept or None}
+        out.append(message)
+    return out
+
+
+def setup_json(
+    tool_list: str,
+    model: str | None,
+    tool_mode: str | None,
+    user: str,
+    ablations: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     agent = {
         "model": model,
         "temperature": None,
@@ -78,11 +108,12 @@ def setup_json(tool_list: str, model: str | None, tool_mode: str | None, user: s
         "max_tokens": None,
         "tool_call_mode": tool_mode,
     }
+    settings = dict(ablations or {})
     return {
-        "env_mode": "prompt",
-        "shuffle_func": False,
-        "default_constraint_option": "full",
-        "constraint_descr_format": "structured",
+        "env_mode": settings.get("env_mode", "prompt"),
+        "shuffle_func": bool(settings.get("shuffle_tools", False)),
+        "default_constraint_option": settings.get("default_sop", "full"),
+        "constraint_descr_format": settings.get("constraint_format", "structured"),
         "tool_list": tool_list,
         "user_agent": None if user == "none" else {"model": user},
         "assistant_agent": agent,
@@ -97,11 +128,12 @@ def record_json(
     model: str | None,
     tool_mode: str | None,
     user: str = "none",
+    ablations: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One task's record: ``runs`` are (chat messages, final database) pairs, one per run."""
     return {
         "domain": task.domain,
-        "setup": setup_json(tool_list, model, tool_mode, user),
+        "setup": setup_json(tool_list, model, tool_mode, user, ablations),
         "task": task_json(task),
         "interactions": [
             {"prompt": "", "interaction": published_messages(task.domain, messages), "database": database}
@@ -111,8 +143,21 @@ def record_json(
 
 
 def episode_record(
-    task: Task, messages: Sequence[Mapping[str, Any]], database: Any, *, tool_list: str
+    task: Task,
+    messages: Sequence[Mapping[str, Any]],
+    database: Any,
+    *,
+    tool_list: str,
+    ablations: Mapping[str, Any] | None = None,
+    refused: Sequence[bool] = (),
 ) -> Record:
     """The episode as a loaded record, sharing ``task`` itself (scorers key their caches on it)."""
-    data = record_json(task, [(messages, database)], tool_list=tool_list, model=None, tool_mode=None)
+    data = record_json(
+        task,
+        [(executed_messages(messages, refused), database)],
+        tool_list=tool_list,
+        model=None,
+        tool_mode=None,
+        ablations=ablations,
+    )
     return replace(record_from_json(data), task=task)

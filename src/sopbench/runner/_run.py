@@ -208,7 +208,16 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
     """
     offer_exit = not getattr(user_factory(config.user), "holds_exit", False)
     setup = episode_setup(
-        episode.task, episode.task_id, config.tool_list, episode.seed, episode.run, offer_exit=offer_exit
+        episode.task,
+        episode.task_id,
+        config.tool_list,
+        episode.seed,
+        episode.run,
+        offer_exit=offer_exit,
+        env_mode=config.env_mode,
+        shuffle_tools=config.shuffle_tools,
+        constraint_format=config.constraint_format,
+        default_sop=config.default_sop,
     )
     try:
         agent = agent_factory(config.agent)(**config.agent_options)
@@ -221,7 +230,7 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
     limits = Limits(config.max_turns, config.max_actions)
     started = time.perf_counter()
     try:
-        result = await asyncio.wait_for(run_episode(setup, agent, user, limits), config.episode_timeout)
+        result = await asyncio.wait_for(run_episode(setup, agent, user, limits, default_sop=config.default_sop), config.episode_timeout)
     except TimeoutError:
         result = EpisodeResult(
             status="infra_error",
@@ -243,7 +252,12 @@ def episode_row(
     if status == "completed":
         try:
             score = score_finished_episode(
-                task, result.messages, result.final_database, tool_list=config.tool_list
+                task,
+                result.messages,
+                result.final_database,
+                tool_list=config.tool_list,
+                ablations=config.ablations(),
+                refused=[c.refused for c in result.calls],
             )
         except ScoringError as exc:
             status, end, reason = "infra_error", "infra_error", f"cannot be scored: {exc}"
@@ -260,6 +274,7 @@ def episode_row(
             "arguments": c.arguments,
             "output": c.output,
             "problem": c.problem,
+            **({"refused": True} if c.refused else {}),
         }
         for c in result.calls
     ]

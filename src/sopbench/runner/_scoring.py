@@ -30,10 +30,22 @@ class EpisodeScores:
 
 
 def score_finished_episode(
-    task: Task, messages: Sequence[Mapping[str, Any]], final_database: Any, *, tool_list: str
+    task: Task,
+    messages: Sequence[Mapping[str, Any]],
+    final_database: Any,
+    *,
+    tool_list: str,
+    ablations: Mapping[str, Any] | None = None,
+    refused: Sequence[bool] = (),
 ) -> EpisodeScores:
-    """Both verdicts of one finished episode (``ScoringError`` when the sound one cannot be made)."""
-    record = episode_record(task, messages, final_database, tool_list=tool_list)
+    """Both verdicts of one finished episode (``ScoringError`` when the sound one cannot be made).
+
+    ``ablations``: the run's environment settings (env_mode ``program`` is scored on the strict
+    system the agent talked to); ``refused``: per answered call, whether the guard refused it (such
+    a call was not executed and is not scored)."""
+    record = episode_record(
+        task, messages, final_database, tool_list=tool_list, ablations=ablations, refused=refused
+    )
     sound = score_run(record, 0, SOUND, output_format="value")
     try:
         compat = score_run(record, 0, SOPBENCH, output_format="value")

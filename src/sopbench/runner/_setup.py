@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
@@ -28,10 +29,12 @@ EXIT_SCHEMA: Mapping[str, Any] = {
 
 
 @cache
-def _domain_facts(name: str) -> tuple[Domain, dict[str, Mapping[str, Any]], Mapping[str, Expr | None], dict]:
+def _domain_facts(
+    name: str, default_sop: str = "full"
+) -> tuple[Domain, dict[str, Mapping[str, Any]], Mapping[str, Expr | None], dict]:
     domain = get_domain(name)
     schemas = {tool: tool_schema(domain, tool) for tool in full_tool_names(domain)}
-    return domain, schemas, default_sops(domain), verifiers(domain)
+    return domain, schemas, default_sops(domain, default_sop), verifiers(domain)
 
 
 def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
@@ -88,16 +91,30 @@ def episode_setup(
     *,
     tool_names: Sequence[str] | None = None,
     offer_exit: bool = True,
+    env_mode: str = "prompt",
+    shuffle_tools: bool = False,
+    constraint_format: str = "structured",
+    default_sop: str = "full",
 ) -> EpisodeSetup:
     """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings);
-    ``offer_exit`` is False when the user holds ``exit_conversation``."""
-    domain, schemas, defaults, table = _domain_facts(task.domain)
+    ``offer_exit`` is False when the user holds ``exit_conversation``.
+
+    The published ablations: ``env_mode="program"`` offers no ``internal_*`` tool and lists no
+    constraint (the environment enforces them); ``shuffle_tools`` shuffles the tool list (and so
+    the listing), seeded by ``seed``; ``default_sop`` ("full" or "required") is the SOP listed for
+    every action but the goal; ``constraint_format`` ("structured" or "old") how it is worded.
+    """
+    domain, schemas, defaults, table = _domain_facts(task.domain, default_sop)
     names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
+    if env_mode == "program":
+        names = [name for name in names if not name.startswith("internal_")]
+    if shuffle_tools:
+        random.Random(seed).shuffle(names)
     extra = {
         name: tool_schema(domain, name) for name in names if name not in schemas
     }  # the cache stays the full list
     sops: dict[str, Expr] = {}
-    for name in names:
+    for name in names if env_mode != "program" else ():
         expr = task.constraints_original if name == task.goal else defaults.get(name)
         if expr is not None:
             sops[name] = expr
@@ -115,6 +132,8 @@ def episode_setup(
         run=run,
         options=dict(options or {}),
         verifiers=table,
+        env_mode=env_mode,
+        constraint_format=constraint_format,
     )
 
 

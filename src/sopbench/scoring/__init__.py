@@ -23,6 +23,7 @@ from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
 from ._episode import UnknownGoal, episode_calls, score_episode
+from ._judgements import procedure_calls, procedure_sop
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._summary import (
     ALL_DOMAINS,
@@ -69,6 +70,8 @@ __all__ = [
     "file_configuration",
     "leaderboard",
     "load_records",
+    "procedure_calls",
+    "procedure_sop",
     "protocol_by_name",
     "quirk_names",
     "refuse_all_baseline",

@@ -210,6 +210,7 @@ def score_run(
             output_format=fmt,
             credit_cards=credit_cards,
             justify_refusal=justify_refusal,
+            program=_program_option(record),
         )
     except UnknownDomain as exc:
         raise ScoringError(str(exc).strip("\"'"), source=source, record=record.index, run=run_index) from None
@@ -361,3 +362,11 @@ def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[R
     """Every loadable record of one trajectory file (bad records and an unreadable file go to
     ``on_error``, default: raise)."""
     return read_trajectory_file(path, on_error) or []
+
+
+def _program_option(record: Record) -> str | None:
+    """The default-SOP option of the strict system a run in env_mode ``program`` talked to, or None."""
+    setup = record.setup
+    if setup is None or setup.env_mode != "program":
+        return None
+    return setup.default_constraint_option or "full"

@@ -132,23 +132,29 @@ def _first_published_call(tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecor
 
 # ---- the agent's environment -----------------------------------------------------------------------
 def environment_outcomes(
-    executed: Sequence[ScoredCall], tables: DomainTables, task: Any, database: dict[str, Any] | None
+    executed: Sequence[ScoredCall],
+    tables: DomainTables,
+    task: Any,
+    database: dict[str, Any] | None,
+    system: Any = None,
 ) -> list[bool]:
     """Replays what the agent's environment executed: whether each call succeeded, in order.
 
     Calls are run in order on a fresh lenient system (``domains.replay_calls``), with the JSON
     arguments the agent sent; a call answered "not found", or whose arguments are not a JSON object,
     was not executed. ``database`` is a private copy of the task's
-    database (None: the system makes its own).
+    database (None: the system makes its own). ``system``: the environment to replay on instead
+    (the task's strict system, for env_mode ``program``).
     """
-    system = LenientSystem(
-        tables.domain,
-        task.initial_database if database is None else database,
-        task.constraint_parameters,
-        copy=database is None,
-        atomic=False,
-        options=tables.options,
-    )
+    if system is None:
+        system = LenientSystem(
+            tables.domain,
+            task.initial_database if database is None else database,
+            task.constraint_parameters,
+            copy=database is None,
+            atomic=False,
+            options=tables.options,
+        )
     outcomes = replay_calls(
         system,
         (

@@ -53,6 +53,7 @@ def score_calls(
     tables: DomainTables,
     output_format: str,
     justify_refusal: bool,
+    program: str | None = None,
 ) -> EpisodeScore:
     """The verdict on one episode; raises ``PublishedCrash`` where the published evaluator did.
 
@@ -65,6 +66,8 @@ def score_calls(
     key = _memo_key(
         task, tables, protocol, output_format, justify_refusal, episode, environment_calls, final_database
     )
+    if key is not None and program is not None:
+        key = (*key, program)
     if key is not None:
         hit = _SCORES.get(key)
         if hit is not None and hit[0] is task and hit[1] is tables:
@@ -87,6 +90,7 @@ def score_calls(
         output_format,
         justify_refusal,
         replay_environment,
+        program,
     )
     if key is not None:
         if len(_SCORES) >= _SCORE_LIMIT:
@@ -116,13 +120,26 @@ def _score(
     output_format: str,
     justify_refusal: bool,
     replay_environment: bool,
+    program: str | None = None,
 ) -> EpisodeScore:
     switches = protocol.switches
     facts = _task_facts(task, tables)
     if not replay_environment:
         succeeded = [False] * len(calls)
     else:
-        outcomes = environment_outcomes(executed, tables, task, facts.fresh_database())
+        environment = None
+        if program is not None:  # the agent talked to the task's strict system (env_mode program)
+            database = facts.fresh_database()
+            environment = StrictSystem(
+                tables.domain,
+                task.initial_database if database is None else database,
+                task.constraint_parameters,
+                oracle_dependencies(tables.domain.catalogue, task.goal, task.constraints, program),  # type: ignore[arg-type]
+                copy=database is None,
+                atomic=False,
+                options=tables.options,
+            )
+        outcomes = environment_outcomes(executed, tables, task, facts.fresh_database(), environment)
         if executed is calls:
             succeeded = outcomes
         else:  # a selection of the executed calls: each takes the outcome of the call with its step

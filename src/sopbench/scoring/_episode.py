@@ -35,6 +35,7 @@ def score_episode(
     output_format: str = "value",
     credit_cards: str | None = None,
     justify_refusal: bool = False,
+    program: str | None = None,
 ) -> EpisodeScore:
     """The verdict on one episode of ``task``.
 
@@ -45,7 +46,9 @@ def score_episode(
     task's; ``output_format`` is how outputs were shown ("value", or "tuple" for older recorded
     runs); ``credit_cards`` ("list"/"dict") overrides the bank card reading that the
     ``credit_cards_as_shipped`` quirk implies; ``justify_refusal`` also decides
-    ``justified_refusal`` for tasks that must be refused.
+    ``justified_refusal`` for tasks that must be refused. ``program``: the agent's environment was
+    the task's strict system (published env_mode ``program``) with this default-SOP option ("full"
+    or "required"), not a lenient one; whether each call succeeded is asked of that system.
 
     Raises ``KeyError`` for an unknown domain, ``UnknownGoal`` when the task's goal is not one
     of its tools, and ``PublishedCrash`` where the published
@@ -66,6 +69,7 @@ def score_episode(
         tables,
         output_format,
         justify_refusal,
+        program,
     )
 
 

@@ -23,7 +23,7 @@ from sopbench.evaluation import PASSED, Judgement, ToolCall, Trace, judge_permis
 from ._calls import PublishedCrash, ScoredCall
 from ._oracle_replay import STATUS_ERROR, OracleReplay, quoted
 from ._protocol import QuirkSwitches
-from ._tables import DomainTables
+from ._tables import DomainTables, domain_tables
 from ._values import as_tuples, read_output
 
 
@@ -158,15 +158,39 @@ def trace_of(
     out: list[ToolCall] = []
     positions: list[int] = []
     for call, ok in zip(calls, succeeded, strict=True):
-        # Helper identities are hashed by the core evaluator: list or dict values become tuples.
-        arguments = (
-            {k: as_tuples(v) for k, v in call.arguments.items()} if isinstance(call.arguments, dict) else {}
-        )
         positions.append(len(out))
-        out.append(ToolCall(call.name, arguments, call.output_text, ok, call.step))
-        if tables is not None and ok:
-            out.extend(_implied_helpers(tables, call.name, arguments, call.step))
+        out.extend(
+            _procedure_calls(tables, call.name, call.arguments, call.output_text, ok, call.step)
+        )
     return Trace(out), positions
+
+
+def _procedure_calls(
+    tables: DomainTables | None, name: str, arguments: Any, output: Any, ok: bool, step: int | None
+) -> list[ToolCall]:
+    # Helper identities are hashed by the core evaluator: list or dict values become tuples.
+    hashable = {k: as_tuples(v) for k, v in arguments.items()} if isinstance(arguments, Mapping) else {}
+    out = [ToolCall(name, hashable, output, ok, step)]
+    if tables is not None and ok:
+        out.extend(_implied_helpers(tables, name, hashable, step))
+    return out
+
+
+def procedure_calls(domain: str, call: ToolCall) -> list[ToolCall]:
+    """``call`` as the sound procedure judgement reads it: arguments in hashable form and, when it
+    succeeded, followed by the helper calls its own (innate) check made in ``domain``."""
+    return _procedure_calls(
+        domain_tables(domain), call.name, call.arguments, call.output, call.succeeded, call.step
+    )
+
+
+def procedure_sop(domain: str, task: Any | None = None) -> Sop:
+    """The SOP the sound procedure judgement holds calls to: every tool's default SOP in ``domain``
+    and, given a task, the task's own SOP for its goal (``task_sop``)."""
+    tables = domain_tables(domain)
+    sop = task_sop(task, tables) if task is not None else Sop(dict(tables.rules), tables.verifiers)
+    # Helpers no agent is offered still verify, but are never suggested.
+    return Sop(sop.rules, sop.verifiers, frozenset(tables.domain.tools) - tables.offered)
 
 
 def _implied_helpers(

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup
-from sopbench.constraints import Single, render
+from sopbench.constraints import Expr, Single, render, singles
 from sopbench.domains import get_domain
 
 TOOL_MODES = ("fc", "react", "act-only")
@@ -69,8 +69,9 @@ def build_system_prompt(setup: EpisodeSetup, tool_mode: str = "fc") -> str:
         "## Your role\n"
         + (_domain_description(setup.domain) or f"You handle requests in the {title} domain."),
         "## Operating principles\n" + _principles(can_exit),
-        _constraint_listing(setup, [n for n in names if n != EXIT_TOOL]),
     ]
+    if setup.env_mode != "program":  # published: in program mode the environment enforces, nothing is listed
+        sections.append(_constraint_listing(setup, [n for n in names if n != EXIT_TOOL]))
     if tool_mode != "fc":
         sections.append(
             "## Tools\nThese are the tools you can call, as JSON function schemas:\n"
@@ -98,24 +99,38 @@ def _principles(can_exit: bool) -> str:
     )
 
 
+_OLD_LEGEND = (
+    "Follow the routines and constraints of an action in the order they are listed; together they "
+    "say what must be true before the action may be carried out."
+)
+
+
 def _constraint_listing(setup: EpisodeSetup, names: Sequence[str]) -> str:
     describe = _describer(setup)
+    old = setup.constraint_format == "old"
     entries, helpers = [], []
     for name in names:
         expr = setup.sops.get(name)
         if expr is not None:
-            entries.append(f"* {name}:\n{render(expr, describe=describe)}")
+            entries.append(f"* {name}:\n{_old_listing(expr, describe) if old else render(expr, describe=describe)}")
         elif name.startswith("internal_"):
             helpers.append(f"* {name}")
         else:
             entries.append(f"* {name}: no constraints")
-    text = "## Actions and their constraints\n" + _LEGEND + "\n\n" + "\n".join(entries)
+    text = "## Actions and their constraints\n" + (_OLD_LEGEND if old else _LEGEND) + "\n\n" + "\n".join(entries)
     if helpers:
         text += (
             "\n\n## Verification tools\nThese tools have no constraints of their own; use them to "
             "check the constraints above.\n" + "\n".join(helpers)
         )
     return text
+
+
+def _old_listing(expr: Expr, describe: Any) -> str:
+    """The published ``old`` format: the distinct constraints, numbered, their structure (and, or,
+    order) left out; in first-appearance order where the original used a set's order."""
+    worded = [describe(single) if describe else render(single) for single in singles(expr)]
+    return "\n".join(f"{number}. {text}" for number, text in enumerate(dict.fromkeys(worded), 1))
 
 
 def _describer(setup: EpisodeSetup):
