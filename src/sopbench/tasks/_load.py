@@ -29,7 +29,8 @@ from ._model import Task
 
 TASK_FILE_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 GROUP_NODE_KINDS = ("and", "or")
-_KNOWN_TASK_FIELDS = frozenset(
+# Every field a published task entry may have; anything else is kept in ``Task.extra``.
+TASK_FIELDS = frozenset(
     {
         "initial_database",
         "constraint_parameters",
@@ -138,7 +139,7 @@ def parse_task_json(data: Any, *, domain: str, goal: str | None, index: int | No
         ),
         constraints_json=constraints_json,
         constraints_original_json=constraints_original_json,
-        extra={key: value for key, value in obj.items() if key not in _KNOWN_TASK_FIELDS},
+        extra={key: value for key, value in obj.items() if key not in TASK_FIELDS},
     )
 
 
