@@ -24,7 +24,7 @@ import orjson
 
 from sopbench.constraints import Sop
 from sopbench.domains import SESSION_BEFORE_CREDENTIALS, StrictSystem, oracle_dependencies
-from sopbench.evaluation import PASSED, Judgement, Verdict, compare_databases
+from sopbench.evaluation import PASSED, DatabaseEquality, Judgement, Verdict, compare_databases
 
 from ._calls import EpisodeCall, ScoredCall, environment_outcomes, scored_calls
 from ._checks import EpisodeScore
@@ -134,7 +134,7 @@ def _score(
 
     no_error = judge_no_tool_call_error(replay)
     not_violated = judge_constraint_not_violated(replay)
-    equality = "python" if switches.python_equality_database else "canonical"
+    equality: DatabaseEquality = "python" if switches.python_equality_database else "canonical"
     database = compare_databases(oracle.db, final_database, equality=equality)
     executed_goal = goal_executed(task, calls, replay.statuses, succeeded, tables, switches)
     permission = judge_goal_permission(
@@ -304,7 +304,7 @@ def _call_key(call: EpisodeCall) -> tuple[Any, ...]:
     """A call by content: the argument text (every reading of the arguments is a function of it), or
     the bytes of arguments given as a mapping."""
     step, name, arguments, output = call.step, call.name, call.arguments, call.output
-    if type(arguments) is str:
+    if isinstance(arguments, str):
         return (step, name, arguments, output)
     return (step, name, None, marshal.dumps(dict(arguments)), output)
 
