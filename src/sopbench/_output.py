@@ -231,7 +231,7 @@ class Job:
             temporary.unlink(missing_ok=True)
             # A failed write (a full disk) names no file; an input the body failed to open does.
             ours = isinstance(exc, OSError) and exc.filename in (None, str(temporary), str(path))
-            if ours and not isinstance(exc, BrokenPipeError):
+            if ours and isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
                 raise UserError(
                     f"{target.option} {path}: cannot write ({exc.strerror or exc})", EXIT_PARTIAL
                 ) from exc

@@ -185,7 +185,7 @@ def _header(report: LeaderboardReport) -> list[str]:
 
 def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
     def cell(passed: int | None, cases: int | None) -> str:
-        if not cases:
+        if not cases or passed is None:
             return ""
         return f"{passed}/{cases}" if csv_form else f"{100 * passed / cases:.2f} ({cases})"
 

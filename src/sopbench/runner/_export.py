@@ -90,8 +90,8 @@ def export_sopbench(store: Store, folder: Path, tasks_path: Path) -> list[Path]:
     one record per task with its completed runs in run order. ``sopbench evaluate`` scores them."""
     written = []
     rows = [row for row in store.rows() if row["status"] == "completed"]
-    for domain, domain_rows in groupby(rows, key=lambda r: r["domain"]):
-        domain_rows = list(domain_rows)
+    for domain, grouped in groupby(rows, key=lambda r: r["domain"]):
+        domain_rows = list(grouped)
         tasks = _tasks_by_index(tasks_path, domain)
         first = domain_rows[0]
         records = []

@@ -28,7 +28,9 @@ EXIT_SCHEMA: Mapping[str, Any] = {
 
 
 @cache
-def _domain_facts(name: str) -> tuple[Domain, dict[str, Mapping[str, Any]], Mapping[str, Expr | None], dict]:
+def _domain_facts(
+    name: str,
+) -> tuple[Domain, dict[str, dict[str, Any]], Mapping[str, Expr | None], dict[str, Expr | None]]:
     domain = get_domain(name)
     schemas = {tool: tool_schema(domain, tool) for tool in full_tool_names(domain)}
     return domain, schemas, default_sops(domain), verifiers(domain)

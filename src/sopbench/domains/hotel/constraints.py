@@ -302,7 +302,7 @@ def room_key_returned(ctx: Context, key_returned: bool) -> bool:
 )
 def room_type_available_for_room_change(ctx: Context, guest_name: str, room_type: str) -> bool:
     check_out_date = current_stay(ctx, guest_name)["check_out_date"]
-    return cast(bool, room_type_available_for_dates(ctx, room_type, now(ctx).split("T")[0], check_out_date))
+    return room_type_available_for_dates(ctx, room_type, now(ctx).split("T")[0], check_out_date)
 
 
 @DOMAIN.check(
