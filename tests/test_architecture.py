@@ -1,11 +1,20 @@
-"""The package boundaries hold: the layering (import-linter contracts in pyproject.toml) and no
-module importing a private module or name of another package (src/ and benchmarks/)."""
+"""The package boundaries hold, and the checks that say so bite.
+
+- The layering (import-linter contracts in pyproject.toml): kept by the real tree; broken by a scratch
+  import of each forbidden kind written into a copy of it; and every package and top-level module of
+  sopbench sits in a layer (a module in none would escape the contract).
+- No module imports a private module or name of another package (src/, benchmarks/ and tests/; a test
+  file is a user of every package except the one it mirrors: tests/scoring/ of ``sopbench.scoring``,
+  tests/test_io.py of ``sopbench._io``).
+"""
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,21 +22,135 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src"
+TESTS = ROOT / "tests"
+CONFIG = ROOT / "pyproject.toml"
+
+
+def lint_imports(source_root: Path = SOURCE, config: Path = CONFIG) -> subprocess.CompletedProcess[str]:
+    """import-linter over the ``sopbench`` found in ``source_root``, in a child process (it reconfigures
+    logging, which would silence other tests' loggers)."""
+    program = (
+        f"import sys; sys.path.insert(0, {str(source_root)!r}); "
+        "from importlinter.cli import lint_imports; "
+        f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True, no_logo=True))"
+    )
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
 
 
 def test_import_linter_contracts_are_kept() -> None:
     pytest.importorskip("importlinter")
-    # In a child process: import-linter reconfigures logging, which would silence other tests' loggers.
-    program = (
-        "import sys; from importlinter.cli import lint_imports; "
-        f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True, no_logo=True))"
-    )
-    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
+    result = lint_imports()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
+def layered_modules(config: Path = CONFIG) -> list[str]:
+    """Every module named in a layer of the layers contract (``a | b`` and ``a : b`` split)."""
+    contracts = tomllib.loads(config.read_text())["tool"]["importlinter"]["contracts"]
+    names = []
+    for contract in contracts:
+        if contract["type"] != "layers":
+            continue
+        for layer in contract["layers"]:
+            names += [name.strip() for part in layer.split("|") for name in part.split(":")]
+    return names
+
+
+def top_level_modules(package_dir: Path) -> list[str]:
+    """``sopbench.X`` for every sub-package and module of the package (its ``__init__`` aside)."""
+    found = []
+    for entry in sorted(package_dir.iterdir()):
+        if entry.is_dir() and (entry / "__init__.py").exists():
+            found.append(f"sopbench.{entry.name}")
+        elif entry.suffix == ".py" and entry.name != "__init__.py":
+            found.append(f"sopbench.{entry.stem}")
+    return found
+
+
+def unlayered(package_dir: Path, config: Path = CONFIG) -> list[str]:
+    layered = layered_modules(config)
+    return [module for module in top_level_modules(package_dir) if module not in layered]
+
+
+def test_every_package_and_top_level_module_is_in_a_layer() -> None:
+    assert unlayered(SOURCE / "sopbench") == []
+    layered = layered_modules()
+    assert len(layered) == len(set(layered)), "a module sits in two layers"
+    assert set(layered) <= set(top_level_modules(SOURCE / "sopbench")), "a layer names no module"
+
+
+@pytest.fixture(scope="module")
+def scratch_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of src/ (``sopbench`` only) to write forbidden imports into."""
+    root = tmp_path_factory.mktemp("scratch_src")
+    shutil.copytree(SOURCE / "sopbench", root / "sopbench", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+# Each kind of import the contracts forbid: (the scratch module, its source).
+FORBIDDEN = {
+    "upward: tasks imports scoring": [("tasks/_scratch.py", "import sopbench.scoring\n")],
+    "upward: scoring imports the command-line contract": [
+        ("scoring/_scratch.py", "from sopbench import _output\n")
+    ],
+    "upward: report imports the command line": [("report/_scratch.py", "import sopbench.cli\n")],
+    "siblings: scoring imports agents": [
+        ("scoring/_scratch.py", "from sopbench.agents import EXIT_TOOL\n")
+    ],
+    "siblings: agents imports scoring": [("agents/_scratch.py", "import sopbench.scoring\n")],
+    "siblings: traces imports domains": [("traces/_scratch.py", "import sopbench.domains\n")],
+    # replay.py is a module, not a package: the scratch import goes at its end.
+    "siblings: replay imports diagnosis": [("replay.py", "\nimport sopbench.diagnosis\n")],
+    "siblings: generation imports replay": [("generation/_scratch.py", "import sopbench.replay\n")],
+    "core: constraints imports domains": [("constraints/_scratch.py", "import sopbench.domains\n")],
+    "core: evaluation imports the file helpers": [("evaluation/_scratch.py", "from sopbench import _io\n")],
+    "outside any layer: scoring reaches agents through an unlayered module": [
+        ("_scratch.py", "import sopbench.agents\n"),
+        ("scoring/_scratch.py", "import sopbench._scratch\n"),
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", list(FORBIDDEN))
+def test_lint_imports_fails_on_each_forbidden_kind_of_import(scratch_tree: Path, kind: str) -> None:
+    pytest.importorskip("importlinter")
+    package = scratch_tree / "sopbench"
+    originals: dict[Path, str | None] = {}
+    try:
+        for relative, text in FORBIDDEN[kind]:
+            path = package / relative
+            originals[path] = path.read_text() if path.exists() else None
+            path.write_text((originals[path] or "") + text)
+        result = lint_imports(scratch_tree)
+    finally:
+        for path, original in originals.items():
+            if original is None:
+                path.unlink()
+            else:
+                path.write_text(original)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "BROKEN" in result.stdout
+
+
+def test_the_scratch_tree_passes_once_the_scratch_imports_are_gone(scratch_tree: Path) -> None:
+    """The copy itself is clean: each failure above is the scratch import's doing."""
+    pytest.importorskip("importlinter")
+    result = lint_imports(scratch_tree)
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_a_module_outside_every_layer_is_reported(scratch_tree: Path) -> None:
+    # On its own an unlayered module importing upward breaks no contract: the layer check catches it.
+    stray = scratch_tree / "sopbench" / "_stray.py"
+    stray.write_text("import sopbench.cli\n")
+    try:
+        assert unlayered(scratch_tree / "sopbench") == ["sopbench._stray"]
+    finally:
+        stray.unlink()
+
+
 def module_name(path: Path) -> str:
-    """``sopbench.scoring._engine`` for src/sopbench/scoring/_engine.py (benchmarks: ``benchmarks.x``)."""
+    """``sopbench.scoring._engine`` for src/sopbench/scoring/_engine.py (benchmarks: ``benchmarks.x``,
+    tests: ``tests.scoring.test_engine``)."""
     base = SOURCE if path.is_relative_to(SOURCE) else ROOT
     parts = list(path.relative_to(base).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -35,16 +158,38 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def mirrored(path: Path) -> str | None:
+    """What a test file tests, and so may reach inside: tests/scoring/... ``sopbench.scoring``,
+    tests/test_io.py ``sopbench._io``, tests/test_replay.py ``sopbench.replay``; None elsewhere."""
+    if not path.is_relative_to(TESTS):
+        return None
+    parts = path.relative_to(TESTS).with_suffix("").parts
+    if len(parts) > 1:
+        return f"sopbench.{parts[0]}"
+    target = parts[0].removeprefix("test_")
+    for name in (target, f"_{target}"):
+        if (SOURCE / "sopbench" / name).is_dir() or (SOURCE / "sopbench" / f"{name}.py").exists():
+            return f"sopbench.{name}"
+    return None
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def is_private(part: str) -> bool:
     return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
 
 
-def private_imports(module: str, source: str, is_package: bool = False) -> Iterator[str]:
+def private_imports(
+    module: str, source: str, is_package: bool = False, mirrors: str | None = None
+) -> Iterator[str]:
     """Every import in ``source`` (the text of ``module``) of a private module or name of another
     package: ``sopbench.X._y`` or ``from sopbench.X import _y`` from outside ``sopbench.X``.
 
     A private part is private to the package that holds it: the root package's own modules
-    (``sopbench._io``) are shared by every package inside it, never by benchmarks.
+    (``sopbench._io``) are shared by every package inside it, never by benchmarks or tests. A test
+    (``mirrors``: what it tests) uses the public names of every other package, like any user.
     """
     package = module if is_package else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
@@ -66,7 +211,11 @@ def private_imports(module: str, source: str, is_package: bool = False) -> Itera
                 if not is_private(part):
                     continue
                 owning = ".".join(parts[:depth])  # the package whose private part this is
-                if module != owning and not module.startswith(owning + "."):
+                if mirrors is not None:
+                    allowed = within(owning, mirrors) or within(".".join(parts[: depth + 1]), mirrors)
+                else:
+                    allowed = within(module, owning)
+                if not allowed:
                     yield f"{module} imports {target} (line {node.lineno})"
                 break
 
@@ -74,13 +223,16 @@ def private_imports(module: str, source: str, is_package: bool = False) -> Itera
 def python_files() -> Iterator[Path]:
     yield from sorted((SOURCE / "sopbench").rglob("*.py"))
     yield from sorted((ROOT / "benchmarks").rglob("*.py"))
+    yield from sorted(TESTS.rglob("*.py"))
 
 
 def test_no_module_imports_a_private_part_of_another_package() -> None:
     found = [
         problem
         for path in python_files()
-        for problem in private_imports(module_name(path), path.read_text(), path.name == "__init__.py")
+        for problem in private_imports(
+            module_name(path), path.read_text(), path.name == "__init__.py", mirrored(path)
+        )
     ]
     assert found == []
 
@@ -105,3 +257,25 @@ def test_the_private_import_check_tells_cross_package_imports_apart(
     module: str, source: str, bad: bool
 ) -> None:
     assert bool(list(private_imports(module, source))) is bad
+
+
+@pytest.mark.parametrize(
+    ("test_file", "source", "bad"),
+    [
+        ("scoring/test_quirks.py", "from sopbench.domains._derive import expand", True),
+        ("tasks/test_load.py", "from sopbench._io import read_json", True),
+        ("scoring/test_fuzz.py", "from sopbench import _io", True),
+        ("test_leaderboard.py", "from sopbench.report._leaderboard import x", True),
+        ("test_cli.py", "from sopbench._output import verb", True),
+        ("scoring/test_pyeval.py", "from sopbench.scoring._pyeval import python_value", False),
+        ("test_io.py", "from sopbench._io import read_json", False),
+        ("test_replay.py", "from sopbench.replay import replay_file", False),
+        ("scoring/test_quirks.py", "from sopbench.domains import expand", False),
+    ],
+)
+def test_a_test_uses_only_the_public_names_of_packages_it_does_not_test(
+    test_file: str, source: str, bad: bool
+) -> None:
+    path = TESTS / test_file
+    found = list(private_imports(module_name(path), source, mirrors=mirrored(path)))
+    assert bool(found) is bad

@@ -17,22 +17,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
-from typing import IO, Any, TypeAlias
+from types import ModuleType
+from typing import IO, Any, TypeAlias, cast
 
 import orjson
 
 from sopbench.constraints import clip
 
+_gzip: ModuleType = gzip
+_zlib: ModuleType = zlib
+_GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
-    from isal import igzip as _gzip
-    from isal import isal_zlib as _zlib
-    from isal.isal_zlib import error as _isal_error
+    from isal import igzip, isal_zlib
 
-    _GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error, _isal_error)
+    _gzip, _zlib = igzip, isal_zlib
+    # isal's stub declares its error an instance; at run time it is the exception class
+    _GZIP_ERRORS = (*_GZIP_ERRORS, cast(type[BaseException], isal_zlib.error))
 except ImportError:  # the optional fast path: the standard library reads the same files
-    _gzip = gzip  # type: ignore[assignment]
-    _zlib = zlib  # type: ignore[assignment]
-    _GZIP_ERRORS = (EOFError, OSError, zlib.error)
+    pass
 
 StrPath: TypeAlias = str | PathLike[str]
 

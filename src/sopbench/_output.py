@@ -286,7 +286,7 @@ class Job:
             ours = isinstance(exc, OSError) and (
                 exc.filename is None or str(exc.filename) == str(path) or str(exc.filename).endswith(".part")
             )
-            if ours and not isinstance(exc, BrokenPipeError):
+            if ours and isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
                 raise UserError(
                     f"{target.option} {path}: cannot write ({exc.strerror or exc})", EXIT_PARTIAL
                 ) from exc

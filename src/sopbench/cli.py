@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Annotated
 
 import orjson
@@ -1114,8 +1115,10 @@ class _EpisodeProgress:
         self.bar.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.bar.__exit__(kind, error, trace)
 
     def update(self, progress) -> None:
         rate = progress.pass_rate

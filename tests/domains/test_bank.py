@@ -27,9 +27,9 @@ from sopbench.domains import (
     StrictSystem,
     canonical_json,
     replay_calls,
+    run_reference_path,
     tool_not_found_text,
 )
-from sopbench.domains._oracle import run_reference_path
 from sopbench.domains.bank import DOMAIN
 from sopbench.domains.bank.state import CARDS_AS_SHIPPED, CREDIT_CARDS_OPTION, BankDatabase
 from sopbench.replay import ReplaySummary, replay_file

@@ -7,9 +7,15 @@ import pytest
 
 from sopbench.constraints import ActionGraph, dump, holds, parse, singles
 from sopbench.domains import PUBLISHED_DOMAINS as DOMAINS
-from sopbench.domains._catalogue import Catalogue
-from sopbench.domains._derive import default_dependencies, expand, oracle_dependencies, simplify
-from sopbench.domains._graph import action_graph, default_action_graphs
+from sopbench.domains import (
+    Catalogue,
+    action_graph,
+    default_action_graphs,
+    default_dependencies,
+    expand,
+    oracle_dependencies,
+    simplify,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,8 +19,13 @@ import pytest
 
 import sopbench.domains.hotel as hotel_package
 from sopbench.constraints import Single, parse
-from sopbench.domains import LenientSystem, StrictSystem, canonical_json
-from sopbench.domains._oracle import required_actions, run_reference_path
+from sopbench.domains import (
+    LenientSystem,
+    StrictSystem,
+    canonical_json,
+    required_actions,
+    run_reference_path,
+)
 from sopbench.domains.hotel import DOMAIN, HotelDatabase, new_session
 from sopbench.tasks import Task
 

@@ -4,8 +4,13 @@ from collections import Counter
 
 import pytest
 
-from sopbench.domains import PUBLISHED_DOMAINS, SESSION_BEFORE_CREDENTIALS, get_domain
-from sopbench.domains._oracle import required_actions, run_reference_path
+from sopbench.domains import (
+    PUBLISHED_DOMAINS,
+    SESSION_BEFORE_CREDENTIALS,
+    get_domain,
+    required_actions,
+    run_reference_path,
+)
 
 
 @pytest.fixture(scope="module")

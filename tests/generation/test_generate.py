@@ -12,15 +12,21 @@ from typer.testing import CliRunner
 import sopbench
 from sopbench.cli import app
 from sopbench.constraints import dump, parse
-from sopbench.domains import WRITE, Catalogue, Context, Domain, get_domain, register_domain
-from sopbench.domains._graph import action_graph
-from sopbench.domains._oracle import run_reference_path
+from sopbench.domains import (
+    WRITE,
+    Catalogue,
+    Context,
+    Domain,
+    action_graph,
+    get_domain,
+    register_domain,
+    run_reference_path,
+)
 from sopbench.generation import default_task_file, default_tasks_dir, generate, generate_domain
-from sopbench.tasks import load_tasks, task_from_json
-from sopbench.tasks._load import _KNOWN_TASK_FIELDS
+from sopbench.tasks import TASK_FIELDS, load_tasks, task_from_json
 
 BANK_GOALS = ("get_account_balance", "transfer_funds", "set_safety_box")
-PUBLISHED_KEYS = _KNOWN_TASK_FIELDS  # every field a published task has
+PUBLISHED_KEYS = TASK_FIELDS  # every field a published task has
 
 
 @cache

@@ -9,9 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sopbench._io import LoadError
 from sopbench.scoring import SOPBENCH, SOUND, ScoringError, score_run
-from sopbench.traces import record_from_json
+from sopbench.traces import LoadError, record_from_json
 
 from .test_quirks import BANK_DB, LOGIN, task_json
 

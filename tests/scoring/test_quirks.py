@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from sopbench.constraints import dump, parse
-from sopbench.domains import get_domain
-from sopbench.domains._derive import expand
-from sopbench.domains._graph import action_graph
+from sopbench.domains import action_graph, expand, get_domain
 from sopbench.scoring import QUIRKS, SOPBENCH, SOUND, Protocol, score_run
 from sopbench.traces import record_from_json
 

@@ -94,7 +94,8 @@ class Reference(Agent):
         parameters = dict(self.domain.catalogue.default_parameters)
         parameters.update(setup.task.constraint_parameters)
         self.session = self.domain.new_session()
-        self.context = Context(_Sections(self), parameters, self.session, self._recall, self.domain.options)
+        self.sections = _Sections(self)
+        self.context = Context(self.sections, parameters, self.session, self._recall, self.domain.options)
         self.seen: dict[str, Observation] = {}
         self.in_progress: set[str] = set()
         self.ids = itertools.count()
@@ -183,7 +184,7 @@ class Reference(Agent):
     def _narrowed_value(self, name: str, arguments: dict[str, Any], process: Expr) -> Any:
         """The check over each record the process was made about, from results already seen
         (no call is made); every such record must agree, else ``_UNSEEABLE``."""
-        sections = self.context.db
+        sections = self.sections
         values = []
         for subject in _process_subjects(process, {**self.known, **arguments}):
             sections.within = (subject,)
@@ -252,7 +253,7 @@ class Reference(Agent):
         model would in its head: it costs no call.
         """
         seen = self.seen.get(_key(tool, arguments))
-        if seen is None and self.context.db.within:
+        if seen is None and self.sections.within:
             raise _Unseeable(tool)  # narrowed to what was seen (see _narrowed_value)
         if seen is None:
             worked_out = self._work_out(tool, arguments)

@@ -42,7 +42,14 @@ def parse(data: Any, path: str = "constraints") -> Expr | None:
         raise ConstraintError(path, f'"{op}" takes exactly one list of children, got {_show(data)}')
     if not data[1]:
         raise ConstraintError(path, f'"{op}" has no children')
-    return group(parse(child, f"{path}[1][{i}]") for i, child in enumerate(data[1]))
+    return group(_parse_child(child, f"{path}[1][{i}]") for i, child in enumerate(data[1]))
+
+
+def _parse_child(data: Any, path: str) -> Expr:
+    expr = parse(data, path)
+    if expr is None:
+        raise ConstraintError(path, "a group's child cannot be null (only a whole constraint can be empty)")
+    return expr
 
 
 def _parse_single(data: list[Any] | tuple[Any, ...], path: str) -> Single:

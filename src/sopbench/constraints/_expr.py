@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, overload
 
 NEGATION_PREFIX = "not "
 LITERAL_PREFIX = "value "
@@ -71,7 +71,7 @@ class _Group:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.children == self.children  # type: ignore[attr-defined]
+        return isinstance(other, _Group) and type(other) is type(self) and other.children == self.children
 
     def __hash__(self) -> int:
         return hash((self.op, self.children))
@@ -114,7 +114,7 @@ GROUP_TYPES: dict[str, type[Group]] = {"and": And, "or": Or, "chain": Chain, "ga
 _INVERSE: dict[type[Group], type[Group]] = {And: Or, Or: And, Chain: Gate, Gate: Chain}
 
 
-def Not(expr: Expr | None) -> Expr | None:  # noqa: N802 - reads as a constructor, like And/Or
+def Not(expr: Expr | None) -> Expr:  # noqa: N802 - reads as a constructor, like And/Or
     """The logical inverse (De Morgan): singles toggle negation, and<->or, chain<->gate."""
     if expr is None:
         raise ValueError("cannot negate the empty constraint (it is always true)")
@@ -154,6 +154,14 @@ def holds(expr: Expr | None, truth: Callable[[Single], bool | None]) -> bool:
     if isinstance(expr, And | Chain):
         return all(holds(child, truth) for child in expr.children)
     return any(holds(child, truth) for child in expr.children)
+
+
+@overload
+def rename(expr: Expr, outer: Mapping[str, str] | None) -> Expr: ...
+
+
+@overload
+def rename(expr: Expr | None, outer: Mapping[str, str] | None) -> Expr | None: ...
 
 
 def rename(expr: Expr | None, outer: Mapping[str, str] | None) -> Expr | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias, cast
 
 GroupNodeKind: TypeAlias = Literal["and", "or"]
 
@@ -23,6 +23,12 @@ class ToolNode(NamedTuple):
 
 
 GraphNode: TypeAlias = GroupNodeKind | ToolNode
+
+
+def _group_kind(node: str) -> GroupNodeKind:
+    if node not in ("and", "or"):
+        raise ValueError(f'a graph node is a tool or "and"/"or", not {node!r}')
+    return cast(GroupNodeKind, node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +59,8 @@ class ActionGraph:
     def from_json(cls, data: Mapping[str, Any]) -> ActionGraph:
         """From the published encoding, trusted (the task loader validates it with paths)."""
         nodes: list[GraphNode] = [
-            node if isinstance(node, str) else ToolNode(node[0], dict(node[1] or {})) for node in data.get("nodes", [])
+            _group_kind(node) if isinstance(node, str) else ToolNode(node[0], dict(node[1] or {}))
+            for node in data.get("nodes", [])
         ]
         return cls(tuple(nodes), tuple((int(a), int(b)) for a, b in data.get("connections", [])))
 

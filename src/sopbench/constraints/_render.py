@@ -59,7 +59,15 @@ def render(
     return "\n".join(lines)
 
 
-def _render_into(lines, expr, depth, bullet, bindings, describe, indent) -> None:
+def _render_into(
+    lines: list[str],
+    expr: Expr,
+    depth: int,
+    bullet: str,
+    bindings: Mapping[str, Any] | None,
+    describe: Callable[[Single], str] | None,
+    indent: str,
+) -> None:
     pad = indent * depth
     if isinstance(expr, Single):
         text = describe(expr) if describe else format_single(expr, bindings)

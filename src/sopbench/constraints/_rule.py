@@ -63,7 +63,12 @@ class Rule:
         return list(found)
 
 
-def _collect_helpers(expr, bindings, verifiers, found) -> None:
+def _collect_helpers(
+    expr: Expr | None,
+    bindings: Mapping[str, Any],
+    verifiers: Mapping[str, Expr | None],
+    found: dict[HelperCall, None],
+) -> None:
     for single in singles(expr):
         process = verifiers.get(single.name)
         if single.name in verifiers and process is None:

@@ -19,6 +19,13 @@ import orjson
 from sopbench.constraints import ConstraintError, Expr, Single, clip, parse
 
 
+def _parse_present(data: Any, path: str) -> Expr:
+    expr = parse(data, path)
+    if expr is None:
+        raise ConstraintError(path, "an optional dependency cannot be null")
+    return expr
+
+
 @dataclass(frozen=True)
 class ToolSignature:
     """A tool's parameters as the published schema gives them (types, required) plus defaults."""
@@ -67,9 +74,9 @@ class Catalogue:
             if pool is None:
                 customizable[name] = ()
             elif pool and isinstance(pool[0], list):  # a list of independent optional expressions
-                customizable[name] = tuple(parse(item, f"{where}[{i}]") for i, item in enumerate(pool))
+                customizable[name] = tuple(_parse_present(item, f"{where}[{i}]") for i, item in enumerate(pool))
             else:
-                customizable[name] = (parse(pool, where),)
+                customizable[name] = (_parse_present(pool, where),)
         links = {
             constraint: Single.of(tool, mapping)
             for constraint, (tool, mapping) in data.get("constraint_links", {}).items()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 from sopbench.constraints import And, Chain, Expr, Gate, Group, Not, Or, Single, rename, singles
 
@@ -28,8 +28,8 @@ def simplify(expr: Expr | None) -> Expr | None:
     if expr is None or isinstance(expr, Single):
         return expr
     children: list[Expr] = []
-    for child in expr.children:
-        child = simplify(child)
+    for original in expr.children:
+        child = simplify(original)
         if child is None:
             continue
         merged = child.children if type(child) is type(expr) else (child,)
@@ -53,6 +53,14 @@ def default_dependency(catalogue: Catalogue, tool: str, option: DependencyOption
     if not parts:
         return None
     return simplify(And(parts)) if len(parts) > 1 else simplify(parts[0])
+
+
+@overload
+def expand(expr: Expr, catalogue: Catalogue) -> Expr: ...
+
+
+@overload
+def expand(expr: Expr | None, catalogue: Catalogue) -> Expr | None: ...
 
 
 def expand(expr: Expr | None, catalogue: Catalogue) -> Expr | None:
@@ -114,6 +122,16 @@ def expanded_innate(catalogue: Catalogue, tool: str) -> Expr | None:
     return simplify(_expand_innate(expr, catalogue, _cached_defaults(catalogue, "full"), depth=0))
 
 
+@overload
+def _expand_innate(expr: Expr, catalogue: Catalogue, defaults: Mapping[str, Expr | None], depth: int) -> Expr: ...
+
+
+@overload
+def _expand_innate(
+    expr: Expr | None, catalogue: Catalogue, defaults: Mapping[str, Expr | None], depth: int
+) -> Expr | None: ...
+
+
 def _expand_innate(
     expr: Expr | None, catalogue: Catalogue, defaults: Mapping[str, Expr | None], depth: int
 ) -> Expr | None:
@@ -137,7 +155,7 @@ def _expand_innate(
             continue
         before = _expand_innate(rename(before, expr.param_map), catalogue, defaults, depth + 1)
         if before is not None:
-            parts.append(Not(before) if expr.negated else before)  # type: ignore[arg-type]
+            parts.append(Not(before) if expr.negated else before)
     if not parts:
         return expr
     return (Gate if expr.negated else Chain)([*parts, expr])

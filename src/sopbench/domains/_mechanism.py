@@ -25,7 +25,7 @@ from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -213,7 +213,9 @@ class Domain:
 
         return register
 
-    def check(self, positive: str, negative: str, *, name: str | None = None) -> Callable:
+    def check(
+        self, positive: str, negative: str, *, name: str | None = None
+    ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
         """Register the truth function of a constraint kind with its wording."""
 
         def register(fn: Callable[..., bool]) -> Callable[..., bool]:
@@ -230,7 +232,7 @@ class Domain:
         """Wording for a constraint that is not a check (a tool-named or linked constraint)."""
         self.wordings[name] = ConstraintWording(positive, negative)
 
-    def session_effect(self, tool: str) -> Callable:
+    def session_effect(self, tool: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
         """Register how ``tool`` changes the session state in the strict oracle."""
 
         def register(fn: Callable[..., None]) -> Callable[..., None]:
@@ -293,7 +295,7 @@ class Domain:
     def copy_database(self, database: Mapping[str, Any]) -> dict[str, Any]:
         """A deterministic deep copy (a JSON round trip: the database is JSON data)."""
         try:
-            return orjson.loads(orjson.dumps(database))
+            return cast(dict[str, Any], orjson.loads(orjson.dumps(database)))
         except TypeError:  # not JSON any more (a published quirk left a non-string key)
             import copy
 
@@ -325,6 +327,6 @@ def _names(expr: Expr | None) -> list[str]:
     return [s.name for s in singles(expr)]
 
 
-class _Missing(dict):
+class _Missing(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"

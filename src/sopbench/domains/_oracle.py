@@ -21,13 +21,18 @@ from ._system import StrictSystem, ToolOutcome
 
 
 class TaskLike(Protocol):
-    """What the oracle needs of a task (``sopbench.tasks.Task`` has it)."""
+    """What the oracle needs of a task (``sopbench.tasks.Task`` has it), read only."""
 
-    goal: str
-    initial_database: Mapping[str, Any]
-    constraint_parameters: Mapping[str, Any]
-    user_known: Mapping[str, Any]
-    constraints: Expr | None
+    @property
+    def goal(self) -> str: ...
+    @property
+    def initial_database(self) -> Mapping[str, Any]: ...
+    @property
+    def constraint_parameters(self) -> Mapping[str, Any]: ...
+    @property
+    def user_known(self) -> Mapping[str, Any]: ...
+    @property
+    def constraints(self) -> Expr | None: ...
 
 
 def task_oracle(

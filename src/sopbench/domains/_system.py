@@ -15,7 +15,7 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import orjson
 
@@ -140,7 +140,7 @@ class _Evaluating:
         if expr is None:
             return True
         if isinstance(expr, Single):
-            return (not expr.negated) == self.value_of(expr, arguments)
+            return cast(bool, (not expr.negated) == self.value_of(expr, arguments))
         # Plain loops, not all()/any() over generators: a check that raises StopIteration must
         # surface as StopIteration (as in the published oracle), not as RuntimeError.
         conjunction = isinstance(expr, And | Chain)
@@ -168,7 +168,7 @@ class _Evaluating:
         """
         for part in (self, getattr(self, "lenient", None)):
             if part is not None:
-                part.ctx.call = None  # type: ignore[assignment]
+                part.ctx.call = None
 
 
 class LenientSystem(_Evaluating):

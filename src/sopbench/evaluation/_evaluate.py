@@ -279,9 +279,9 @@ class _PrefixVerifier:
         if in_process:
             # Alternatives of a verification process: any one way of checking will do.
             options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
-            found = [f for f in options if f is not None]
-            if found:
-                return min(found)
+            steps = [f for f in options if f is not None]
+            if steps:
+                return min(steps)
             self._fail(f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
             return None
         true_children = [child for child in children if self._holds(child, bindings)]
@@ -298,8 +298,9 @@ class _PrefixVerifier:
             )
             return None
         # No branch holds: the service must not run, and finding that out means checking each branch.
-        found = [self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1) for child in children]
-        return None if any(f is None for f in found) else max(found)  # type: ignore[type-var]
+        each = [self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1) for child in children]
+        known = [f for f in each if f is not None]
+        return max(known) if len(known) == len(each) else None
 
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
         from sopbench.constraints import Rule

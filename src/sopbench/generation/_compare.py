@@ -103,18 +103,18 @@ def compare(
         if key in index:
             index[key]["generated"] += counted["tasks"]
     for task in published:
-        variant = by_variant.get((task.goal, repr(canonical(task.constraints_original))))
+        matched = by_variant.get((task.goal, repr(canonical(task.constraints_original))))
         where = f"{task.goal}[{task.index}]"
-        if variant is None:
+        if matched is None:
             result.unplaced.append({"task": where, "reason": "its SOP is not one of the enumerated variants"})
             continue
-        truths = _truths(domain, task, [s for a in variant.assignments for s, _ in a.values])
+        truths = _truths(domain, task, [s for a in matched.assignments for s, _ in a.values])
         placed = False
-        for assignment in variant.assignments:
+        for assignment in matched.assignments:
             if assignment.outcome != task.action_should_succeed:
                 continue
             if all(truths.get(s) is want for s, want in assignment.required.items()):
-                index[(variant.goal, variant.number, assignment.key(), assignment.outcome)]["published"] += 1
+                index[(matched.goal, matched.number, assignment.key(), assignment.outcome)]["published"] += 1
                 placed = True
                 break
         if not placed:

@@ -28,6 +28,7 @@ import itertools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from sopbench.constraints import And, Chain, Expr, Gate, Not, Or, Single, rename, singles
 from sopbench.domains import Catalogue, default_dependencies, expand, simplify
@@ -191,9 +192,9 @@ def outcome_cases(expr: Expr | None, *, limited: bool = True) -> Cases:
         counts = range(0, 2) if limited and n > 1 else range(0, n + 1)
         for chosen in counts:  # and: how many children fail; or: how many hold
             failing = chosen if conjunction else n - chosen
-            for fail_at in itertools.combinations(range(n), failing):
+            for failed in itertools.combinations(range(n), failing):
                 outcome = conjunction == (chosen == 0)
-                result[outcome].extend(_combine(parts, set(fail_at), set()))
+                result[outcome].extend(_combine(parts, set(failed), set()))
     else:
         ordered = isinstance(expr, Chain)
         for i in range(n + 1):
@@ -307,8 +308,18 @@ class _VerificationForm:
         self.catalogue = catalogue
         self.defaults = defaults
 
+    @overload
+    def of(self, expr: Expr) -> Expr: ...
+
+    @overload
+    def of(self, expr: Expr | None) -> Expr | None: ...
+
     def of(self, expr: Expr | None) -> Expr | None:
-        return simplify(self._form(expr, frozenset())) if expr is not None else None
+        if expr is None:
+            return None
+        formed = simplify(self._form(expr, frozenset()))
+        assert formed is not None, expr  # a catalogue's groups are never empty (the parser refuses them)
+        return formed
 
     def _form(self, expr: Expr, active: frozenset[str]) -> Expr:
         if not isinstance(expr, Single):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -69,7 +70,7 @@ def generate(
             seed=seed,
             goals_wanted=domain_goals,
             per_assignment=per_assignment,
-            progress=(lambda goal, name=name: progress(name, goal)) if progress else None,
+            progress=functools.partial(progress, name) if progress else None,
         )
         comparison = None
         if compare_with is not None:

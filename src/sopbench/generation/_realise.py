@@ -205,7 +205,7 @@ class Realiser:
     # ---- cost --------------------------------------------------------------------------------
     def wrong(self, state: State, targets: list[tuple[Single, bool]]) -> list[Single]:
         system = LenientSystem(self.domain, state.db, state.params, copy=False)
-        bad = []
+        bad: list[Single] = []
         try:
             for single, want in targets:
                 if isinstance(single, GoalCall):
@@ -280,10 +280,10 @@ class Realiser:
         elif shown_refusal:
             shown = f"{variant.goal}#{variant.number}"
             self._shown[shown] = variant.original
-            used = dict.fromkeys(
+            shown_vars = dict.fromkeys(
                 var for single in singles(variant.original) for _, var in single.params or ()
             )
-            targets.append((ShownSop(shown, tuple((var, var) for var in used)), False))
+            targets.append((ShownSop(shown, tuple((var, var) for var in shown_vars)), False))
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
         thresholds = [
@@ -321,7 +321,7 @@ class Realiser:
             }
             starts.append(State(warm.db, warm.params, known))
         evaluations = 0
-        scored = []
+        scored: list[tuple[int, int, State]] = []
         for start in starts:
             scored.append((len(self.wrong(start, targets)), len(scored), start))
             evaluations += 1
@@ -509,8 +509,8 @@ class Realiser:
 
     def _date_pair_moves(self, state: State, involved: list[str]) -> Iterator[State]:
         """Two date variables of one instance moved together: a start and a stay of n days after it."""
-        dated = [(n, parse_date(state.known[n])) for n in involved]
-        dated = [(n, p) for n, p in dated if p is not None and p[1] == "%Y-%m-%d"]
+        parsed = [(n, parse_date(state.known[n])) for n in involved]
+        dated = [(n, p) for n, p in parsed if p is not None and p[1] == "%Y-%m-%d"]
         if len(dated) < 2:
             return
         (first, (start, layout)), (second, _) = dated[0], dated[1]

@@ -237,7 +237,7 @@ def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
 
 def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
     def cell(passed: int | None, cases: int | None) -> str:
-        if not cases:
+        if not cases or passed is None:
             return ""
         if csv_form:
             return f"{passed}/{cases}"

@@ -159,8 +159,8 @@ def export_sopbench(
     digests = store.task_digests()
     ablations = stored_ablations(store)
     plans = []
-    for domain, domain_rows in groupby(rows, key=lambda r: r["domain"]):
-        domain_rows = list(domain_rows)
+    for domain, grouped in groupby(rows, key=lambda r: r["domain"]):
+        domain_rows = list(grouped)
         try:
             tasks = _tasks_by_id(tasks_path, domain)
         except (RunConfigError, LoadError) as exc:

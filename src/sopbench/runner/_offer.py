@@ -36,6 +36,8 @@ def verifiers(domain: Domain) -> dict[str, Expr | None]:
     catalogue = domain.catalogue
     table: dict[str, Expr | None] = dict(catalogue.processes)
     for constraint in catalogue.links:
-        tool, params = catalogue.linked_call(Single(constraint))
+        linked = catalogue.linked_call(Single(constraint))
+        assert linked is not None, constraint  # every constraint of ``links`` has its call
+        tool, params = linked
         table[constraint] = Single(tool, tuple(params.items()))
     return table

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from sopbench.agents import EXIT_TOOL, EpisodeSetup
 from sopbench.constraints import Expr
-from sopbench.domains import Domain, get_domain, parameters_schema
+from sopbench.domains import DependencyOption, Domain, get_domain, parameters_schema
 from sopbench.tasks import Task
 
 from ._offer import default_sops, full_tool_names, verifiers
@@ -30,8 +30,8 @@ EXIT_SCHEMA: Mapping[str, Any] = {
 
 @cache
 def _domain_facts(
-    name: str, default_sop: str = "full"
-) -> tuple[Domain, dict[str, Mapping[str, Any]], Mapping[str, Expr | None], dict]:
+    name: str, default_sop: DependencyOption = "full"
+) -> tuple[Domain, dict[str, dict[str, Any]], Mapping[str, Expr | None], dict[str, Expr | None]]:
     domain = get_domain(name)
     schemas = {tool: tool_schema(domain, tool) for tool in full_tool_names(domain)}
     return domain, schemas, default_sops(domain, default_sop), verifiers(domain)

@@ -9,6 +9,8 @@
 the named quirks of ``QUIRKS`` (see ``sopbench.scoring._protocol`` and docs/protocols.md).
 """
 
+from sopbench.traces import PUBLISHED_CHECKS
+
 from ._api import (
     RunScore,
     ScoringError,
@@ -21,7 +23,7 @@ from ._api import (
 )
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
-from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
+from ._checks import VERDICT_KEYS, EpisodeScore
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names

@@ -24,7 +24,14 @@ import orjson
 
 from sopbench.constraints import Sop
 from sopbench.domains import SESSION_BEFORE_CREDENTIALS, StrictSystem, oracle_dependencies
-from sopbench.evaluation import PASSED, Judgement, UnverifiedConstraint, Verdict, compare_databases
+from sopbench.evaluation import (
+    PASSED,
+    DatabaseEquality,
+    Judgement,
+    UnverifiedConstraint,
+    Verdict,
+    compare_databases,
+)
 
 from ._calls import EpisodeCall, ScoredCall, environment_outcomes, scored_calls
 from ._checks import EpisodeScore
@@ -129,13 +136,13 @@ def _score(
     else:
         environment = None
         if program is not None:  # the agent talked to the task's strict system (env_mode program)
-            database = facts.fresh_database()
+            program_database = facts.fresh_database()
             environment = StrictSystem(
                 tables.domain,
-                task.initial_database if database is None else database,
+                task.initial_database if program_database is None else program_database,
                 task.constraint_parameters,
                 oracle_dependencies(tables.domain.catalogue, task.goal, task.constraints, program),  # type: ignore[arg-type]
-                copy=database is None,
+                copy=program_database is None,
                 atomic=False,
                 options=tables.options,
             )
@@ -151,7 +158,7 @@ def _score(
 
     no_error = judge_no_tool_call_error(replay)
     not_violated = judge_constraint_not_violated(replay)
-    equality = "python" if switches.python_equality_database else "canonical"
+    equality: DatabaseEquality = "python" if switches.python_equality_database else "canonical"
     database = compare_databases(oracle.db, final_database, equality=equality)
     executed_goal = goal_executed(task, calls, replay.statuses, succeeded, tables, switches)
     permission = judge_goal_permission(
@@ -342,7 +349,7 @@ def _call_key(call: EpisodeCall) -> tuple[Any, ...]:
     """A call by content: the argument text (every reading of the arguments is a function of it), or
     the bytes of arguments given as a mapping."""
     step, name, arguments, output = call.step, call.name, call.arguments, call.output
-    if type(arguments) is str:
+    if isinstance(arguments, str):
         return (step, name, arguments, output)
     return (step, name, None, marshal.dumps(dict(arguments)), output)
 

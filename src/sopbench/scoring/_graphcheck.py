@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sopbench.constraints import ActionGraph, clip
+from sopbench.constraints import ActionGraph, ToolNode, clip
 from sopbench.domains import Implication
 from sopbench.evaluation import UnverifiedConstraint
 
@@ -46,7 +46,7 @@ class GraphCheck:
             if call.name not in params:
                 continue
             graph, node = self._node_of(call.name)
-            node_map: Mapping[str, str] = graph.nodes[node][1]
+            node_map = cast(ToolNode, graph.nodes[node]).params  # _node_of finds tool nodes only
             bindings = self._bindings(call.arguments, node_map)
             children = graph.child_indexes[node]
             if children and not self._holds(graph, children[0], bindings):

@@ -194,7 +194,7 @@ def procedure_sop(domain: str, task: Any | None = None) -> Sop:
 
 
 def _implied_helpers(
-    tables: DomainTables, tool: str, arguments: Mapping[str, Any], step: int
+    tables: DomainTables, tool: str, arguments: Mapping[str, Any], step: int | None
 ) -> list[ToolCall]:
     helpers = []
     for implication in tables.sound_implications.get(tool, ()):

@@ -113,7 +113,7 @@ def output_matches(text: str, raw: Any, switches: QuirkSwitches, output_format: 
     if switches.pair_output_equivalence:
         expected = as_lists(raw)
         found = as_lists(seen)
-        return found == expected or [True, found] == expected
+        return bool(found == expected or [True, found] == expected)
     shown = raw if output_format == "tuple" else _value_part(raw)
     return text == str(shown) or as_lists(seen) == as_lists(shown)
 

@@ -11,11 +11,18 @@ from typing import Any
 from sopbench._io import StrPath
 from sopbench.statistics import RateInterval, RepeatedRuns, balanced_interval, repeated_runs, wilson_interval
 from sopbench.tasks import Task
-from sopbench.traces import Message, Record, Run, Setup, parse_trajectory_file_name, read_trajectory_file
+from sopbench.traces import (
+    PUBLISHED_CHECKS,
+    Message,
+    Record,
+    Run,
+    Setup,
+    parse_trajectory_file_name,
+    read_trajectory_file,
+)
 from sopbench.traces import iter_trajectory_files as _files
 
 from ._api import RunScore, ScoringError, score_run
-from ._checks import PUBLISHED_CHECKS
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
 
 __all__ = [
@@ -346,8 +353,8 @@ def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
         names = files.setdefault(score.domain, [])
         if score.source not in names:
             names.append(score.source)
-    *config, folder = key
-    return LeaderboardRow(*config, cells, pooled=summary.overall, folder=folder, files=files)  # type: ignore[arg-type]
+    model, mode, tool_list, user, folder = key
+    return LeaderboardRow(model, mode, tool_list, user, cells, pooled=summary.overall, folder=folder, files=files)
 
 
 def _row_key(score: RunScore) -> RowKey:

@@ -33,7 +33,7 @@ def bind_strict_arguments(
     """
     signature = domain.published_strict_signatures.get(tool)
     if signature is None:
-        return arguments if not copy and type(arguments) is dict else dict(arguments)  # type: ignore[return-value]
+        return arguments if not copy and type(arguments) is dict else dict(arguments)
     unexpected = [name for name in arguments if name not in signature]
     if unexpected:
         raise TypeError(f"{tool}() got an unexpected keyword argument '{unexpected[0]}'")

@@ -10,10 +10,11 @@ from sopbench._io import LoadError
 from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 
 from ._files import task_file
-from ._load import iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
+from ._load import TASK_FIELDS, iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
 from ._model import Task
 
 __all__ = [
+    "TASK_FIELDS",
     "ActionGraph",
     "GraphNode",
     "GroupNodeKind",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sopbench._io import (
     FieldError,
@@ -29,7 +29,8 @@ from ._model import Task
 
 TASK_FILE_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 GROUP_NODE_KINDS = ("and", "or")
-_KNOWN_TASK_FIELDS = frozenset(
+# Every field a published task entry may have; anything else is kept in ``Task.extra``.
+TASK_FIELDS = frozenset(
     {
         "initial_database",
         "constraint_parameters",
@@ -138,7 +139,7 @@ def parse_task_json(data: Any, *, domain: str, goal: str | None, index: int | No
         ),
         constraints_json=constraints_json,
         constraints_original_json=constraints_original_json,
-        extra={key: value for key, value in obj.items() if key not in _KNOWN_TASK_FIELDS},
+        extra={key: value for key, value in obj.items() if key not in TASK_FIELDS},
     )
 
 
@@ -164,7 +165,7 @@ def _parse_graph(data: Any, field: str) -> ActionGraph:
 
 def _parse_node(data: Any, field: str) -> GraphNode:
     if data in GROUP_NODE_KINDS:
-        return data  # type: ignore[no-any-return]  # "and" / "or"
+        return cast(GraphNode, data)  # "and" / "or"
     if type(data) is list and len(data) == 2 and type(data[0]) is str and type(data[1]) is dict:
         return ToolNode(data[0], expect_str_map(data[1], at(field, 1)))
     if isinstance(data, list) and len(data) == 2:

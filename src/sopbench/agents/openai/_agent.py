@@ -25,6 +25,8 @@ class OpenAIAgent(ModelSide, Agent):
     """
 
     name = "openai"
+    model: str  # always set, unlike an agent's that calls no model
+    tool_mode: str
 
     def __init__(
         self,

@@ -152,12 +152,10 @@ def parse_text_reply(text: str | None) -> TextReply:
     text = text or ""
     actions = [m for m in _ACTION.finditer(text)]
     if not actions:
-        problems = [
-            "reply does not follow the text protocol (no 'Action:' line); taken as a message to the user"
-        ]
         if not text.strip():
-            problems = ["empty reply"]
-        return TextReply(_strip_thought(text), None, tuple(problems))
+            return TextReply(_strip_thought(text), None, ("empty reply",))
+        problem = "reply does not follow the text protocol (no 'Action:' line); taken as a message to the user"
+        return TextReply(_strip_thought(text), None, (problem,))
     first = actions[0]
     content = _strip_thought(text[: first.start()])
     line_end = text.find("\n", first.end())

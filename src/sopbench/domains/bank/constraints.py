@@ -14,7 +14,7 @@ unit contains "dollar" while the exchange itself converts only "cent" units.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context
 
@@ -30,7 +30,7 @@ from .tools import card_entries
     "The user {username} has not logged in with the right credentials during this conversation.",
 )
 def logged_in_user(ctx: Context, username: str) -> bool:
-    return ctx.session[LOGGED_IN_USER] == username
+    return cast(bool, ctx.session[LOGGED_IN_USER] == username)
 
 
 @DOMAIN.check(
@@ -77,7 +77,7 @@ def _in_dollars_unless_dollars(amount: Any, unit: str) -> Any:
     "The account of {username} holds less than {amount} (balance of {username} < {amount}).",
 )
 def sufficient_account_balance(ctx: Context, username: str, amount: Any) -> bool:
-    return _balance(ctx, username) >= amount
+    return cast(bool, _balance(ctx, username) >= amount)
 
 
 @DOMAIN.check(
@@ -85,7 +85,7 @@ def sufficient_account_balance(ctx: Context, username: str, amount: Any) -> bool
     "{username} owes the bank {maximum_owed_balance} or more, so no new loan may be granted.",
 )
 def get_loan_owed_balance_restr(ctx: Context, username: str) -> bool:
-    return _owed(ctx, username) < ctx.params["maximum_owed_balance"]
+    return cast(bool, _owed(ctx, username) < ctx.params["maximum_owed_balance"])
 
 
 @DOMAIN.check(
@@ -93,7 +93,7 @@ def get_loan_owed_balance_restr(ctx: Context, username: str) -> bool:
     "The account balance of {username} is below what they owe (balance < owed balance).",
 )
 def pay_loan_account_balance_restr(ctx: Context, username: str) -> bool:
-    return _balance(ctx, username) >= _owed(ctx, username)
+    return cast(bool, _balance(ctx, username) >= _owed(ctx, username))
 
 
 @DOMAIN.check(
@@ -103,7 +103,7 @@ def pay_loan_account_balance_restr(ctx: Context, username: str) -> bool:
     "(balance < {pay_owed_amount_request}).",
 )
 def pay_loan_amount_restr(ctx: Context, username: str, pay_owed_amount_request: Any) -> bool:
-    return _balance(ctx, username) >= pay_owed_amount_request
+    return cast(bool, _balance(ctx, username) >= pay_owed_amount_request)
 
 
 @DOMAIN.check(
@@ -111,7 +111,7 @@ def pay_loan_amount_restr(ctx: Context, username: str, pay_owed_amount_request: 
     "The amount {amount} is zero or negative.",
 )
 def amount_positive_restr(ctx: Context, amount: Any) -> bool:
-    return amount > 0
+    return cast(bool, amount > 0)
 
 
 @DOMAIN.check(
@@ -119,7 +119,7 @@ def amount_positive_restr(ctx: Context, amount: Any) -> bool:
     "{username} still owes the bank something (owed balance is not 0).",
 )
 def no_owed_balance(ctx: Context, username: str) -> bool:
-    return _owed(ctx, username) == 0
+    return cast(bool, _owed(ctx, username) == 0)
 
 
 @DOMAIN.check(
@@ -129,7 +129,7 @@ def no_owed_balance(ctx: Context, username: str) -> bool:
     "safety deposit box.",
 )
 def safety_box_eligible(ctx: Context, username: str) -> bool:
-    return _balance(ctx, username) >= ctx.params["minimum_account_balance_safety_box"]
+    return cast(bool, _balance(ctx, username) >= ctx.params["minimum_account_balance_safety_box"])
 
 
 @DOMAIN.check(
@@ -137,7 +137,7 @@ def safety_box_eligible(ctx: Context, username: str) -> bool:
     "The deposit {amount} {unit}, counted in dollars, is more than {maximum_deposit}.",
 )
 def maximum_deposit_limit(ctx: Context, unit: str, amount: Any) -> bool:
-    return _in_dollars_unless_dollars(amount, unit) <= ctx.params["maximum_deposit"]
+    return cast(bool, _in_dollars_unless_dollars(amount, unit) <= ctx.params["maximum_deposit"])
 
 
 @DOMAIN.check(
@@ -145,7 +145,7 @@ def maximum_deposit_limit(ctx: Context, unit: str, amount: Any) -> bool:
     "The sum to exchange, {amount} {unit} counted in dollars, is more than {maximum_exchange}.",
 )
 def maximum_exchange_amount(ctx: Context, unit: str, amount: Any) -> bool:
-    return ctx.params["maximum_exchange"] >= _in_dollars_unless_dollars(amount, unit)
+    return cast(bool, ctx.params["maximum_exchange"] >= _in_dollars_unless_dollars(amount, unit))
 
 
 @DOMAIN.check(
@@ -154,7 +154,7 @@ def maximum_exchange_amount(ctx: Context, unit: str, amount: Any) -> bool:
 )
 def minimal_elgibile_credit_score(ctx: Context, username: str) -> bool:
     _, score = ctx.call("internal_get_credit_score", username=username)
-    return score > ctx.params["minimum_credit_score"]
+    return cast(bool, score > ctx.params["minimum_credit_score"])
 
 
 @DOMAIN.check(
@@ -186,7 +186,7 @@ def no_credit_card_balance(ctx: Context, username: str) -> bool:
 )
 def no_credit_card_balance_on_card(ctx: Context, username: str, card_number: str) -> bool:
     _, card = ctx.call("get_credit_card_info", username=username, card_number=card_number)
-    return card["credit_balance"] == 0
+    return cast(bool, card["credit_balance"] == 0)
 
 
 @DOMAIN.check(
@@ -198,7 +198,7 @@ def no_credit_card_balance_on_card(ctx: Context, username: str, card_number: str
 def not_over_credit_limit(ctx: Context, username: str, card_number: str, amount: Any) -> bool:
     _, card = ctx.call("get_credit_card_info", username=username, card_number=card_number)
     available = card["credit_limit"] - card["credit_balance"]
-    return amount <= available
+    return cast(bool, amount <= available)
 
 
 # ---- constraints that are tools ----------------------------------------------------------------

@@ -48,7 +48,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context
 
@@ -65,7 +65,7 @@ def cards_as_shipped(ctx: Context) -> bool:
         raise ValueError(
             f"bank option {CREDIT_CARDS_OPTION!r} must be one of {CREDIT_CARD_MODES}, got {mode!r}"
         )
-    return mode == CARDS_AS_SHIPPED
+    return cast(bool, mode == CARDS_AS_SHIPPED)
 
 
 def card_slots(ctx: Context, cards: Any, card_number: Any) -> list[Any]:
@@ -94,7 +94,12 @@ def empty_cards(ctx: Context) -> list[Any] | dict[str, Any]:
 
 
 def _accounts(ctx: Context) -> dict[str, Any]:
-    return ctx.db["accounts"]
+    return cast(dict[str, Any], ctx.db["accounts"])
+
+
+def _account(ctx: Context, username: str) -> Any:
+    """The user's account, None for an unknown user: the tools then fail on it as the published ones did."""
+    return _accounts(ctx).get(username)
 
 
 def _to_dollars_if_cents(amount: Any, unit: str) -> Any:
@@ -115,7 +120,7 @@ def _to_dollars_unless_dollars(amount: Any, unit: str) -> Any:
     returns="Returns true if the identification matches, false otherwise.",
 )
 def login_user(ctx: Context, username: str, identification: Any) -> bool:
-    return _accounts(ctx)[username]["identification"] == identification
+    return cast(bool, _accounts(ctx)[username]["identification"] == identification)
 
 
 @DOMAIN.tool(READ, "Sign the current customer out.", returns="Returns true.")
@@ -150,7 +155,7 @@ def open_account(ctx: Context, username: str, identification: Any, admin_passwor
     returns="Returns true if the admin password is right, false otherwise.",
 )
 def authenticate_admin_password(ctx: Context, username: str, admin_password: str) -> bool:
-    return _accounts(ctx)[username]["admin_password"] == admin_password
+    return cast(bool, _accounts(ctx)[username]["admin_password"] == admin_password)
 
 
 @DOMAIN.tool(WRITE, "Replace the admin password of an account.", returns="Returns true when it is changed.")
@@ -239,7 +244,7 @@ def pay_bill(
     returns="Returns true once the charge is recorded on the card.",
 )
 def pay_bill_with_credit_card(ctx: Context, username: str, amount: int, card_number: str) -> bool:
-    account = _accounts(ctx).get(username)
+    account = _account(ctx, username)
     cards = account.get("credit_cards", {})  # AttributeError for an unknown user, as published
     for slot in card_slots(ctx, cards, card_number):
         cards[slot]["credit_balance"] += amount
@@ -345,7 +350,7 @@ def apply_credit_card(ctx: Context, username: str, total_assets: float, monthly_
     returns="Returns true if the card was removed, false otherwise.",
 )
 def cancel_credit_card(ctx: Context, username: str, card_number: str) -> bool:
-    cards = _accounts(ctx).get(username)["credit_cards"]
+    cards = _account(ctx, username)["credit_cards"]
     for slot in card_slots(ctx, cards, card_number)[:1]:
         del cards[slot]
         return True
@@ -358,7 +363,7 @@ def cancel_credit_card(ctx: Context, username: str, card_number: str) -> bool:
     returns="Returns the customer's credit cards.",
 )
 def get_credit_cards(ctx: Context, username: str) -> tuple[bool, Any]:
-    return True, _accounts(ctx).get(username)["credit_cards"]
+    return True, _account(ctx, username)["credit_cards"]
 
 
 @DOMAIN.tool(
@@ -368,7 +373,7 @@ def get_credit_cards(ctx: Context, username: str) -> tuple[bool, Any]:
     failure=(False, {}),
 )
 def get_credit_card_info(ctx: Context, username: str, card_number: str) -> tuple[bool, Any]:
-    cards = _accounts(ctx).get(username)["credit_cards"]
+    cards = _account(ctx, username)["credit_cards"]
     for slot in card_slots(ctx, cards, card_number)[:1]:
         return True, cards[slot]
     return False, {}
@@ -415,7 +420,7 @@ def internal_get_credit_score(ctx: Context, username: str) -> tuple[bool, Any]:
     returns="Returns true if the card is theirs, false otherwise.",
 )
 def internal_check_credit_card_exist(ctx: Context, username: str, card_number: str) -> tuple[bool, bool]:
-    cards = _accounts(ctx).get(username)["credit_cards"]
+    cards = _account(ctx, username)["credit_cards"]
     return True, bool(card_slots(ctx, cards, card_number))
 
 

@@ -12,7 +12,7 @@ tracker cast them once when it was built).
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -25,15 +25,15 @@ def _now(ctx: Context) -> datetime:
 
 
 def _vehicle(ctx: Context, username: str, plate_num: str) -> dict[str, Any]:
-    return ctx.call("internal_get_vehicle_details", username=username, plate_num=plate_num)[1]
+    return cast(dict[str, Any], ctx.call("internal_get_vehicle_details", username=username, plate_num=plate_num)[1])
 
 
 def _licence(ctx: Context, username: str) -> dict[str, Any]:
-    return ctx.call("internal_get_dl_details", username=username)[1]
+    return cast(dict[str, Any], ctx.call("internal_get_dl_details", username=username)[1])
 
 
 def _test(ctx: Context, username: str, test_type: str) -> dict[str, Any]:
-    return ctx.call("internal_get_test_details", username=username, test_type=test_type)[1]
+    return cast(dict[str, Any], ctx.call("internal_get_test_details", username=username, test_type=test_type)[1])
 
 
 def _within_window(today: date, last_day_text: str, window_days: int) -> bool:
@@ -56,7 +56,7 @@ def logged_in_user(ctx: Context, username: str) -> bool:
 )
 def authenticated_admin_password(ctx: Context, username: str) -> bool:
     # One flag for the whole session, whoever gave the password (as published).
-    return ctx.session["admin_authenticated"]
+    return cast(bool, ctx.session["admin_authenticated"])
 
 
 @DOMAIN.session_effect("login_user")
@@ -81,7 +81,7 @@ def _confirm_admin(session: dict[str, Any], **_: Any) -> None:
     "The vehicle {plate_num} of {username} is already registered at {address_new}.",
 )
 def is_vehicle_address_different(ctx: Context, username: str, plate_num: str, address_new: str) -> bool:
-    return _vehicle(ctx, username, plate_num)["address"] != address_new
+    return cast(bool, _vehicle(ctx, username, plate_num)["address"] != address_new)
 
 
 @DOMAIN.check(
@@ -89,7 +89,7 @@ def is_vehicle_address_different(ctx: Context, username: str, plate_num: str, ad
     "The insurance of the vehicle {plate_num} of {username} is not recorded as 'valid'.",
 )
 def valid_vehicle_insurance(ctx: Context, username: str, plate_num: str) -> bool:
-    return _vehicle(ctx, username, plate_num)["insurance_status"] == "valid"
+    return cast(bool, _vehicle(ctx, username, plate_num)["insurance_status"] == "valid")
 
 
 @DOMAIN.check(
@@ -110,7 +110,7 @@ def within_vehicle_renewal_period(ctx: Context, username: str, plate_num: str) -
     "The driver's licence of {username} already shows the address {address_new}.",
 )
 def is_dl_address_different(ctx: Context, username: str, address_new: str) -> bool:
-    return _licence(ctx, username)["address"] != address_new
+    return cast(bool, _licence(ctx, username)["address"] != address_new)
 
 
 @DOMAIN.check(
@@ -152,8 +152,8 @@ def test_type_is_drive(ctx: Context, test_type: str) -> bool:
 )
 def drive_test_ready(ctx: Context, username: str) -> bool:
     return (
-        _test(ctx, username, "knowledge")["status"] == "passed"
-        and _test(ctx, username, "drive")["status"] == "not scheduled"
+        cast(bool, _test(ctx, username, "knowledge")["status"] == "passed"
+        and _test(ctx, username, "drive")["status"] == "not scheduled")
     )
 
 
@@ -173,7 +173,7 @@ def test_scheduled(ctx: Context, username: str, test_type: str) -> bool:
     "The user {username} has made {attempt_limit} or more attempts at the {test_type} test.",
 )
 def within_attempt_limit(ctx: Context, username: str, test_type: str) -> bool:
-    return _test(ctx, username, test_type)["attempts"] < int(ctx.params["attempt_limit"])
+    return cast(bool, _test(ctx, username, test_type)["attempts"] < int(ctx.params["attempt_limit"]))
 
 
 @DOMAIN.check(

@@ -8,6 +8,7 @@ middle of an episode. Unknown extra fields are tolerated (no tool reads them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ DATE_FORMAT = "%Y-%m-%d"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
-def _parses_as(fmt: str, what: str):
+def _parses_as(fmt: str, what: str) -> Callable[[str], str]:
     def check(text: str) -> str:
         try:
             datetime.strptime(text, fmt)

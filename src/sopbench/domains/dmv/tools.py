@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context, parse_time
 
@@ -39,11 +39,11 @@ from .state import DATE_FORMAT, TIME_FORMAT
 
 
 def _accounts(ctx: Context) -> dict[str, Any]:
-    return ctx.db["accounts"]
+    return cast(dict[str, Any], ctx.db["accounts"])
 
 
 def _vehicles(ctx: Context, username: str) -> dict[str, Any]:
-    return ctx.db["accounts"][username]["vehicles"]
+    return cast(dict[str, Any], ctx.db["accounts"][username]["vehicles"])
 
 
 def licence_number(username: str, source: str = "digest") -> str:
@@ -66,12 +66,12 @@ def licence_number(username: str, source: str = "digest") -> str:
     "Sign a user in by checking the identification they give against their account.",
     returns="Returns true when the identification matches, false otherwise.",
 )
-def login_user(ctx: Context, username: str, identification: str):
-    return _accounts(ctx)[username]["identification"] == identification
+def login_user(ctx: Context, username: str, identification: str) -> bool:
+    return cast(bool, _accounts(ctx)[username]["identification"] == identification)
 
 
 @DOMAIN.tool(READ, "Sign a user out of their account.", returns="Returns true.")
-def logout_user(ctx: Context, username: str):
+def logout_user(ctx: Context, username: str) -> bool:
     return True
 
 
@@ -80,8 +80,8 @@ def logout_user(ctx: Context, username: str):
     "Check the administrator password of a user's account; some services need it first.",
     returns="Returns true when the password is right, false otherwise.",
 )
-def authenticate_admin_password(ctx: Context, username: str, admin_password: str):
-    return _accounts(ctx)[username]["admin_password"] == admin_password
+def authenticate_admin_password(ctx: Context, username: str, admin_password: str) -> bool:
+    return cast(bool, _accounts(ctx)[username]["admin_password"] == admin_password)
 
 
 @DOMAIN.tool(
@@ -89,7 +89,7 @@ def authenticate_admin_password(ctx: Context, username: str, admin_password: str
     "Give a user's account a new administrator password.",
     returns="Returns true when the password was changed.",
 )
-def set_admin_password(ctx: Context, username: str, admin_password_new: str):
+def set_admin_password(ctx: Context, username: str, admin_password_new: str) -> bool:
     _accounts(ctx)[username]["admin_password"] = admin_password_new
     return True
 
@@ -101,7 +101,7 @@ def set_admin_password(ctx: Context, username: str, admin_password_new: str):
     "is dated today and uses the account's address.",
     returns="Returns true when the vehicle was registered.",
 )
-def register_vehicle(ctx: Context, username: str, plate_num: str, model: str, vin: str):
+def register_vehicle(ctx: Context, username: str, plate_num: str, model: str, vin: str) -> bool:
     reg_date = ctx.db["interaction_time"].split("T")[0]
     address = _accounts(ctx)[username]["address"]
     _vehicles(ctx, username)[plate_num] = {
@@ -119,7 +119,7 @@ def register_vehicle(ctx: Context, username: str, plate_num: str, model: str, vi
     "Look up when the registration of one of a user's vehicles is due.",
     returns="Returns the registration date (YYYY-MM-DD).",
 )
-def get_reg_status(ctx: Context, username: str, plate_num: str):
+def get_reg_status(ctx: Context, username: str, plate_num: str) -> tuple[bool, Any]:
     return True, _vehicles(ctx, username)[plate_num]["reg_date"]
 
 
@@ -128,7 +128,7 @@ def get_reg_status(ctx: Context, username: str, plate_num: str):
     "Change the address a user's vehicle is registered at.",
     returns="Returns true when the address was changed.",
 )
-def change_vehicle_address(ctx: Context, username: str, plate_num: str, address_new: str):
+def change_vehicle_address(ctx: Context, username: str, plate_num: str, address_new: str) -> bool:
     _vehicles(ctx, username)[plate_num]["address"] = address_new
     return True
 
@@ -138,7 +138,7 @@ def change_vehicle_address(ctx: Context, username: str, plate_num: str, address_
     "Record that the insurance of a user's vehicle is valid.",
     returns="Returns true when the insurance status was updated.",
 )
-def validate_vehicle_insurance(ctx: Context, username: str, plate_num: str):
+def validate_vehicle_insurance(ctx: Context, username: str, plate_num: str) -> bool:
     _vehicles(ctx, username)[plate_num]["insurance_status"] = "valid"
     return True
 
@@ -148,7 +148,7 @@ def validate_vehicle_insurance(ctx: Context, username: str, plate_num: str):
     "Renew the registration of a user's vehicle for another year.",
     returns="Returns the new registration date (YYYY-MM-DD).",
 )
-def renew_vehicle(ctx: Context, username: str, plate_num: str):
+def renew_vehicle(ctx: Context, username: str, plate_num: str) -> tuple[bool, Any]:
     vehicle = _vehicles(ctx, username)[plate_num]
     renewed = parse_time(vehicle["reg_date"], DATE_FORMAT) + timedelta(days=365)
     vehicle["reg_date"] = renewed.strftime(DATE_FORMAT)
@@ -160,7 +160,7 @@ def renew_vehicle(ctx: Context, username: str, plate_num: str):
     "Move a vehicle from one user to another user (transfer of title).",
     returns="Returns true when the title was transferred.",
 )
-def transfer_title(ctx: Context, username: str, target_owner: str, plate_num: str):
+def transfer_title(ctx: Context, username: str, target_owner: str, plate_num: str) -> bool:
     vehicle = _vehicles(ctx, username).pop(plate_num)
     _vehicles(ctx, target_owner)[plate_num] = vehicle
     return True
@@ -172,7 +172,7 @@ def transfer_title(ctx: Context, username: str, target_owner: str, plate_num: st
     "Look up when a user's driver's licence expires.",
     returns="Returns the expiry date (YYYY-MM-DD).",
 )
-def get_dl_status(ctx: Context, username: str):
+def get_dl_status(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, _accounts(ctx)[username]["driver_license"]["exp_date"]
 
 
@@ -181,7 +181,7 @@ def get_dl_status(ctx: Context, username: str):
     "Change the legal name printed on a user's driver's licence.",
     returns="Returns true when the name was changed.",
 )
-def update_dl_legal_name(ctx: Context, username: str, new_name: str):
+def update_dl_legal_name(ctx: Context, username: str, new_name: str) -> bool:
     _accounts(ctx)[username]["driver_license"]["legal_name"] = new_name
     return True
 
@@ -191,7 +191,7 @@ def update_dl_legal_name(ctx: Context, username: str, new_name: str):
     "Change the address on a user's driver's licence.",
     returns="Returns true when the address was changed.",
 )
-def change_dl_address(ctx: Context, username: str, address_new: str):
+def change_dl_address(ctx: Context, username: str, address_new: str) -> bool:
     _accounts(ctx)[username]["driver_license"]["address"] = address_new
     return True
 
@@ -201,7 +201,7 @@ def change_dl_address(ctx: Context, username: str, address_new: str):
     "Renew a user's driver's licence for five more years.",
     returns="Returns the new expiry date (YYYY-MM-DD).",
 )
-def renew_dl(ctx: Context, username: str):
+def renew_dl(ctx: Context, username: str) -> tuple[bool, Any]:
     licence = _accounts(ctx)[username]["driver_license"]
     expires = parse_time(licence["exp_date"], DATE_FORMAT)
     licence["exp_date"] = expires.replace(year=expires.year + 5).strftime(DATE_FORMAT)
@@ -214,7 +214,7 @@ def renew_dl(ctx: Context, username: str):
     "List the open time slots for a kind of test ('knowledge' or 'drive').",
     returns="Returns the list of slot times (YYYY-MM-DDTHH:MM:SS).",
 )
-def show_available_test_slots(ctx: Context, username: str, test_type: str):
+def show_available_test_slots(ctx: Context, username: str, test_type: str) -> tuple[bool, Any]:
     return True, ctx.db["test_slots"][test_type]
 
 
@@ -223,7 +223,7 @@ def show_available_test_slots(ctx: Context, username: str, test_type: str):
     "Book a knowledge or drive test for a user at one of the open slot times.",
     returns="Returns true when the test was booked.",
 )
-def schedule_test(ctx: Context, username: str, test_type: str, schedule_time: str):
+def schedule_test(ctx: Context, username: str, test_type: str, schedule_time: str) -> bool:
     test = _accounts(ctx)[username]["tests"][test_type]
     test["status"] = "scheduled"
     test["scheduled_time"] = schedule_time
@@ -236,7 +236,7 @@ def schedule_test(ctx: Context, username: str, test_type: str, schedule_time: st
     "Cancel a user's booked knowledge or drive test.",
     returns="Returns true when the booking was cancelled.",
 )
-def cancel_test(ctx: Context, username: str, test_type: str):
+def cancel_test(ctx: Context, username: str, test_type: str) -> bool:
     test = _accounts(ctx)[username]["tests"][test_type]
     test["status"] = "not scheduled"
     test["scheduled_time"] = None
@@ -252,7 +252,7 @@ def cancel_test(ctx: Context, username: str, test_type: str):
 )
 def update_test_status(
     ctx: Context, username: str, test_type: str, passed: bool, legal_name: str | None = None
-):
+) -> bool:
     test = _accounts(ctx)[username]["tests"][test_type]
     test["status"] = "passed" if passed else "not scheduled"
     test["scheduled_time"] = None
@@ -280,7 +280,7 @@ def _issue_licence(ctx: Context, username: str, legal_name: str | None) -> None:
 
 # ---- internal look-ups ------------------------------------------------------------------------------
 @DOMAIN.tool(READ, "Read the whole DMV database.", returns="Returns the database.")
-def internal_get_database(ctx: Context):
+def internal_get_database(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db
 
 
@@ -289,12 +289,12 @@ def internal_get_database(ctx: Context):
     "Check whether an account with this username exists.",
     returns="Returns true or false.",
 )
-def internal_check_username_exist(ctx: Context, username: str):
+def internal_check_username_exist(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, username in _accounts(ctx)
 
 
 @DOMAIN.tool(READ, "Look up a user's date of birth.", returns="Returns the birthday (YYYY-MM-DD).")
-def internal_get_user_birthday(ctx: Context, username: str):
+def internal_get_user_birthday(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, _accounts(ctx)[username]["birthday"]
 
 
@@ -303,7 +303,7 @@ def internal_get_user_birthday(ctx: Context, username: str):
     "Check whether the user owns the vehicle with this plate number.",
     returns="Returns true or false.",
 )
-def internal_has_vehicle(ctx: Context, username: str, plate_num: str):
+def internal_has_vehicle(ctx: Context, username: str, plate_num: str) -> tuple[bool, Any]:
     return True, plate_num in _accounts(ctx).get(username, {}).get("vehicles", {})
 
 
@@ -312,7 +312,7 @@ def internal_has_vehicle(ctx: Context, username: str, plate_num: str):
     "Check whether any user has a vehicle registered under this plate number.",
     returns="Returns true or false.",
 )
-def internal_vehicle_registered(ctx: Context, plate_num: str):
+def internal_vehicle_registered(ctx: Context, plate_num: str) -> tuple[bool, Any]:
     # Asks the ownership tool account by account, as the published system did.
     for owner in _accounts(ctx):
         if ctx.call("internal_has_vehicle", username=owner, plate_num=plate_num)[1]:
@@ -326,7 +326,7 @@ def internal_vehicle_registered(ctx: Context, plate_num: str):
     "and insurance status.",
     returns="Returns the vehicle record.",
 )
-def internal_get_vehicle_details(ctx: Context, username: str, plate_num: str):
+def internal_get_vehicle_details(ctx: Context, username: str, plate_num: str) -> tuple[bool, Any]:
     return True, _vehicles(ctx, username)[plate_num]
 
 
@@ -335,7 +335,7 @@ def internal_get_vehicle_details(ctx: Context, username: str, plate_num: str):
     "Check whether the user holds a driver's licence.",
     returns="Returns true or false.",
 )
-def internal_has_dl(ctx: Context, username: str):
+def internal_has_dl(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, _accounts(ctx).get(username, {}).get("driver_license") is not None
 
 
@@ -344,7 +344,7 @@ def internal_has_dl(ctx: Context, username: str):
     "Look up a user's driver's licence: number, legal name, expiry date and address.",
     returns="Returns the licence record.",
 )
-def internal_get_dl_details(ctx: Context, username: str):
+def internal_get_dl_details(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, _accounts(ctx)[username]["driver_license"]
 
 
@@ -353,7 +353,7 @@ def internal_get_dl_details(ctx: Context, username: str):
     "Check whether a test type is one the DMV offers.",
     returns="Returns true or false.",
 )
-def internal_valid_test_type(ctx: Context, test_type: str):
+def internal_valid_test_type(ctx: Context, test_type: str) -> tuple[bool, Any]:
     return True, test_type in ctx.db["test_slots"]
 
 
@@ -362,7 +362,7 @@ def internal_valid_test_type(ctx: Context, test_type: str):
     "Check whether a time is one of the open slots for a test type.",
     returns="Returns true or false.",
 )
-def internal_check_test_slot_available(ctx: Context, test_type: str, schedule_time: str):
+def internal_check_test_slot_available(ctx: Context, test_type: str, schedule_time: str) -> tuple[bool, Any]:
     return True, schedule_time in ctx.db["test_slots"].get(test_type, [])
 
 
@@ -371,7 +371,7 @@ def internal_check_test_slot_available(ctx: Context, test_type: str, schedule_ti
     "Look up a user's record for one test type: status, booked time (if any) and number of attempts.",
     returns="Returns the test record.",
 )
-def internal_get_test_details(ctx: Context, username: str, test_type: str):
+def internal_get_test_details(ctx: Context, username: str, test_type: str) -> tuple[bool, Any]:
     return True, _accounts(ctx)[username]["tests"][test_type]
 
 
@@ -380,5 +380,5 @@ def internal_get_test_details(ctx: Context, username: str, test_type: str):
     "Read the current date and time of the conversation, the reference for every date rule.",
     returns="Returns the time (YYYY-MM-DDTHH:MM:SS).",
 )
-def internal_get_interaction_time(ctx: Context):
+def internal_get_interaction_time(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["interaction_time"]

@@ -14,7 +14,7 @@ parse the stored dates as "YYYY-MM-DD" only, so a full timestamp or "" raises ``
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -80,7 +80,7 @@ def amount_positive_restr(ctx: Context, amount: float) -> bool:
     "The claimed amount {amount} reaches or exceeds the per-claim limit of {maximum_claimable_amount}.",
 )
 def claim_within_limits(ctx: Context, amount: float) -> bool:
-    return amount < ctx.params["maximum_claimable_amount"]
+    return cast(bool, amount < ctx.params["maximum_claimable_amount"])
 
 
 @DOMAIN.check(
@@ -90,7 +90,7 @@ def claim_within_limits(ctx: Context, amount: float) -> bool:
     "{annual_income}.",
 )
 def income_proof_enough(ctx: Context, annual_income: float, coverage_amount: float) -> bool:
-    return coverage_amount <= (annual_income * ctx.params["max_coverage_percentage"] / 100)
+    return cast(bool, coverage_amount <= (annual_income * ctx.params["max_coverage_percentage"] / 100))
 
 
 @DOMAIN.check(
@@ -125,7 +125,7 @@ def appointment_date_valid(ctx: Context, appointment_date: str) -> bool:
     "The policy of {username} is not active.",
 )
 def policy_active(ctx: Context, username: str) -> bool:
-    return _read(ctx, "get_policy_details", username=username)["type"] != "Inactive"
+    return cast(bool, _read(ctx, "get_policy_details", username=username)["type"] != "Inactive")
 
 
 @DOMAIN.check(
@@ -133,7 +133,7 @@ def policy_active(ctx: Context, username: str) -> bool:
     "The policy of {username} is not inactive.",
 )
 def policy_inactive(ctx: Context, username: str) -> bool:
-    return _read(ctx, "get_policy_details", username=username)["type"] == "Inactive"
+    return cast(bool, _read(ctx, "get_policy_details", username=username)["type"] == "Inactive")
 
 
 @DOMAIN.check(
@@ -170,7 +170,7 @@ def provider_authorized(ctx: Context, username: str, provider_id: str) -> bool:
 def provider_covers_policy(ctx: Context, username: str, provider_id: str) -> bool:
     # The provider is read first: with a missing provider the lookup fails before the policy is read.
     service_type = _read(ctx, "get_provider_details", provider_id=provider_id)["service_type"]
-    return service_type == _read(ctx, "get_policy_details", username=username)["type"]
+    return cast(bool, service_type == _read(ctx, "get_policy_details", username=username)["type"])
 
 
 @DOMAIN.check(
@@ -178,7 +178,7 @@ def provider_covers_policy(ctx: Context, username: str, provider_id: str) -> boo
     "The provider {provider_id} is not available for appointments.",
 )
 def provider_available(ctx: Context, provider_id: str) -> bool:
-    return _read(ctx, "get_provider_details", provider_id=provider_id)["availability"].lower() == "available"
+    return cast(bool, _read(ctx, "get_provider_details", provider_id=provider_id)["availability"].lower() == "available")
 
 
 # ---- claims ----------------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def claim_within_coverage_amount(ctx: Context, username: str, amount: float) -> 
     history = _read(ctx, "get_claim_history", username=username)
     coverage = _read(ctx, "get_policy_details", username=username)["coverage_amount"]
     claimed = sum(claim["amount"] for claim in history if claim["status"] in ["pending", "approved"])
-    return (claimed + amount) <= coverage
+    return cast(bool, (claimed + amount) <= coverage)
 
 
 @DOMAIN.check(
@@ -211,7 +211,7 @@ def claim_within_coverage_amount(ctx: Context, username: str, amount: float) -> 
     "The claim {claim_id} of {username} has not been denied.",
 )
 def claim_status_denied(ctx: Context, username: str, claim_id: str) -> bool:
-    return _read(ctx, "get_claim_details", username=username, claim_id=claim_id)["status"] == "denied"
+    return cast(bool, _read(ctx, "get_claim_details", username=username, claim_id=claim_id)["status"] == "denied")
 
 
 @DOMAIN.check(

@@ -19,7 +19,7 @@ Published behaviours kept (recorded trajectories were produced with them; replay
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context
 
@@ -29,15 +29,15 @@ INACTIVE = "Inactive"
 
 
 def _account(ctx: Context, username: str) -> dict[str, Any]:
-    return ctx.db["accounts"][username]
+    return cast(dict[str, Any], ctx.db["accounts"][username])
 
 
 def _claims(ctx: Context, username: str) -> list[dict[str, Any]]:
-    return _account(ctx, username)["policy"]["claims"]
+    return cast(list[dict[str, Any]], _account(ctx, username)["policy"]["claims"])
 
 
 def _interaction_time(ctx: Context) -> str:
-    return ctx.db["interaction_time"]
+    return cast(str, ctx.db["interaction_time"])
 
 
 # ---- session ---------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def _interaction_time(ctx: Context) -> str:
     returns="Returns True when the identification matches, False otherwise.",
 )
 def login_user(ctx: Context, username: str, identification: str) -> bool:
-    return _account(ctx, username)["identification"] == identification
+    return cast(bool, _account(ctx, username)["identification"] == identification)
 
 
 @DOMAIN.tool(READ, "Log the policy holder out of the session.", returns="Returns True.")

@@ -9,7 +9,7 @@ a missing booking or member, take part exactly as they did. Dates are ``YYYY-MM-
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -20,11 +20,11 @@ TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 def now(ctx: Context) -> str:
-    return ctx.call("internal_get_interaction_time")[1]
+    return cast(str, ctx.call("internal_get_interaction_time")[1])
 
 
 def bookings(ctx: Context) -> dict[str, Any]:
-    return ctx.call("internal_get_booking_details")[1]
+    return cast(dict[str, Any], ctx.call("internal_get_booking_details")[1])
 
 
 def at_time_of_day(day: str, clock: str) -> datetime:
@@ -42,7 +42,7 @@ def current_stay(ctx: Context, guest_name: str) -> dict[str, Any]:
     """The guest's checked-in booking; as published, a guest without one raises TypeError."""
     for booking in bookings(ctx).values():
         if booking["guest"] == guest_name and booking["status"] == "checked-in":
-            return booking
+            return cast(dict[str, Any], booking)
     raise TypeError("'NoneType' object is not subscriptable")
 
 
@@ -52,7 +52,7 @@ def nights_left(change_day: datetime, check_out_date: str) -> int:
 
 def member_records(ctx: Context, guest_name: str) -> dict[str, Any]:
     # A guest who is not a member fails the tool's innate check, and False[1] raises TypeError.
-    return ctx.call("internal_get_loyalty_member_info", guest_name=guest_name)[1]
+    return cast(dict[str, Any], ctx.call("internal_get_loyalty_member_info", guest_name=guest_name)[1])
 
 
 # ---- dates of a stay -------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def is_booking_date_within_lead_time_range(ctx: Context, check_in_date: str) -> 
     "The stay from {check_in_date} to {check_out_date} is at most {max_stays} nights.",
 )
 def has_exceeded_maximum_stays(ctx: Context, check_in_date: str, check_out_date: str) -> bool:
-    return nights(check_in_date, check_out_date) > ctx.params["max_stays"]
+    return cast(bool, nights(check_in_date, check_out_date) > ctx.params["max_stays"])
 
 
 # ---- booking ---------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def sufficient_amount_for_booking(
     ctx: Context, room_type: str, check_in_date: str, check_out_date: str, amount: float
 ) -> bool:
     price = ctx.call("show_available_rooms")[1][room_type]["price_per_night"]
-    return amount >= nights(check_in_date, check_out_date) * price
+    return cast(bool, amount >= nights(check_in_date, check_out_date) * price)
 
 
 def _overlaps(new_in: datetime, new_out: datetime, booking: dict[str, Any]) -> bool:
@@ -224,7 +224,7 @@ def sufficient_amount_for_reservation_modification(
     new_nights = nights(check_in_date, check_out_date)
     old_cost = old_nights * prices[old_type]["price_per_night"]
     new_cost = new_nights * prices[room_type]["price_per_night"]
-    return amount >= max(new_cost - old_cost, 0)
+    return cast(bool, amount >= max(new_cost - old_cost, 0))
 
 
 # ---- check-in and check-out ------------------------------------------------------------------
@@ -236,7 +236,7 @@ def sufficient_amount_for_reservation_modification(
     "The identification {identification} is not an accepted document ({valid_document_types}), lacks a "
     "valid birthday, or shows the guest is younger than {min_age}.",
 )
-def valid_identification(ctx: Context, identification: dict) -> bool:
+def valid_identification(ctx: Context, identification: dict[str, Any]) -> bool:
     if not identification or "type" not in identification or "birthday" not in identification:
         return False
     if identification["type"].lower() not in ctx.params["valid_document_types"]:
@@ -247,7 +247,7 @@ def valid_identification(ctx: Context, identification: dict) -> bool:
         return False
     current = parse_day(now(ctx).split("T")[0])
     before_birthday = (current.month, current.day) < (birthday.month, birthday.day)
-    return current.year - birthday.year - before_birthday >= ctx.params["min_age"]
+    return cast(bool, current.year - birthday.year - before_birthday >= ctx.params["min_age"])
 
 
 @DOMAIN.check(
@@ -329,7 +329,7 @@ def sufficient_amount_for_room_change_fee(
     rooms = ctx.db["rooms"]
     old_rate = rooms[old_type]["price_per_night"]
     new_rate = rooms[room_type]["price_per_night"]
-    return amount >= max(new_rate * left - old_rate * left, 0)
+    return cast(bool, amount >= max(new_rate * left - old_rate * left, 0))
 
 
 @DOMAIN.check(
@@ -337,7 +337,7 @@ def sufficient_amount_for_room_change_fee(
     "The current stay of {guest_name} has already had {max_room_changes} or more room changes.",
 )
 def within_max_room_changes(ctx: Context, guest_name: str) -> bool:
-    return current_stay(ctx, guest_name)["room_change"] < ctx.params["max_room_changes"]
+    return cast(bool, current_stay(ctx, guest_name)["room_change"] < ctx.params["max_room_changes"])
 
 
 # ---- room service ----------------------------------------------------------------------------
@@ -357,7 +357,7 @@ def within_room_service_order_daily_limit(ctx: Context, guest_name: str, room_id
     for booking_id, booking in held.items():
         if assignment.get(booking_id) == room_id and booking.get("guest") == guest_name:
             served = booking.get("room_service", {})  # the last matching booking counts
-    return served.get(order_day, 0) < ctx.params["max_room_service_orders_per_day"]
+    return cast(bool, served.get(order_day, 0) < ctx.params["max_room_service_orders_per_day"])
 
 
 @DOMAIN.check(
@@ -389,7 +389,7 @@ def sufficient_payment_for_room_service(
     ctx: Context,
     guest_name: str,
     order_type: str,
-    order_items: list,
+    order_items: list[Any],
     payment_method: str,
     amount: float | None = None,
 ) -> bool:
@@ -398,7 +398,7 @@ def sufficient_payment_for_room_service(
     )[1]
     if payment_method != "loyalty_points":
         return amount is not None and amount >= price
-    return list(member_records(ctx, guest_name).values())[0]["loyalty_points"] >= price * 10
+    return cast(bool, list(member_records(ctx, guest_name).values())[0]["loyalty_points"] >= price * 10)
 
 
 # ---- loyalty and arguments -------------------------------------------------------------------

@@ -41,7 +41,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context, parse_time
 
@@ -65,7 +65,7 @@ def nights_of_stay(first_night: datetime, count: int) -> list[str]:
 
 
 def today(ctx: Context) -> str:
-    return ctx.db["interaction_time"].split("T")[0]
+    return cast(str, ctx.db["interaction_time"].split("T")[0])
 
 
 def unbound(variable: str) -> UnboundLocalError:
@@ -79,9 +79,9 @@ def is_booking_for(
     booking: Mapping[str, Any], guest_name: str, check_in_date: str, check_out_date: str
 ) -> bool:
     return (
-        booking["guest"] == guest_name
+        cast(bool, booking["guest"] == guest_name
         and booking["check_in_date"] == check_in_date
-        and booking["check_out_date"] == check_out_date
+        and booking["check_out_date"] == check_out_date)
     )
 
 
@@ -163,7 +163,7 @@ def checked_in_booking(ctx: Context, guest_name: str) -> tuple[str, dict[str, An
     "List every room type with its rooms, the nights each room is still free, and the price per night.",
     returns="Returns the room types mapped to their availability and nightly price.",
 )
-def show_available_rooms(ctx: Context):
+def show_available_rooms(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["rooms"]
 
 
@@ -172,7 +172,7 @@ def show_available_rooms(ctx: Context):
     "List the reasons for which a checked-in guest may ask to change rooms.",
     returns="Returns the list of accepted room-change reasons.",
 )
-def show_room_change_options(ctx: Context):
+def show_room_change_options(ctx: Context) -> bool | tuple[bool, Any]:
     # Published: gated by show_available_rooms' innate entry rather than its own.
     if ctx.call("show_available_rooms") is False:
         return False
@@ -190,7 +190,7 @@ def show_room_change_options(ctx: Context):
 )
 def book_room(
     ctx: Context, guest_name: str, room_type: str, check_in_date: str, check_out_date: str, amount: float
-):
+) -> tuple[bool, Any]:
     first_night = parse_day(check_in_date)
     nights = (parse_day(check_out_date) - first_night).days
     points = stay_points(ctx, guest_name, nights)
@@ -218,7 +218,7 @@ def book_room(
     "Look up a guest's reservation with exactly the given check-in and check-out dates.",
     returns="Returns the reservation's details, or an empty object when there is none.",
 )
-def find_booking_info(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str):
+def find_booking_info(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str) -> tuple[bool, Any]:
     found = find_booking(ctx, guest_name, check_in_date, check_out_date)
     return True, (found[1] if found else {})
 
@@ -228,7 +228,7 @@ def find_booking_info(ctx: Context, guest_name: str, check_in_date: str, check_o
     "Cancel the guest's reservation for the given dates and free its room for those nights.",
     returns="Returns true when the reservation was cancelled.",
 )
-def cancel_reservation(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str):
+def cancel_reservation(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str) -> tuple[bool, Any]:
     bookings = ctx.db["bookings"]
     found = find_booking(ctx, guest_name, check_in_date, check_out_date)
     if found is None:
@@ -263,7 +263,7 @@ def modify_reservation(
     check_out_date: str,
     room_type: str,
     amount: float,
-):
+) -> tuple[bool, Any]:
     found = find_booking(ctx, guest_name, old_check_in_date, old_check_out_date)
     assignment = ctx.db["room_assignment"]
     if found is None:
@@ -299,8 +299,8 @@ def modify_reservation(
     returns="Returns the id of the room the guest is checked into.",
 )
 def process_guest_checkin(
-    ctx: Context, guest_name: str, check_in_date: str, check_out_date: str, identification: dict
-):
+    ctx: Context, guest_name: str, check_in_date: str, check_out_date: str, identification: dict[str, Any]
+) -> tuple[bool, Any]:
     found = find_booking(ctx, guest_name, check_in_date, check_out_date)
     booking_id, booking = found if found else (None, None)
     room_id = ctx.db["room_assignment"].get(booking_id)
@@ -321,7 +321,7 @@ def process_guest_checkin(
     "loyalty points to their membership.",
     returns="Returns true when the guest was checked out.",
 )
-def process_guest_checkout(ctx: Context, guest_name: str, key_returned: bool):
+def process_guest_checkout(ctx: Context, guest_name: str, key_returned: bool) -> tuple[bool, Any]:
     bookings = ctx.db["bookings"]
     # The guest's first booking in stored order, whatever its status (published).
     booking_id = next((bid for bid, booking in bookings.items() if booking["guest"] == guest_name), None)
@@ -347,7 +347,7 @@ def process_guest_checkout(ctx: Context, guest_name: str, key_returned: bool):
     "reason, paying the given amount for any price difference.",
     returns="Returns true when the guest was moved.",
 )
-def request_room_change(ctx: Context, guest_name: str, amount: float, reason: str, room_type: str):
+def request_room_change(ctx: Context, guest_name: str, amount: float, reason: str, room_type: str) -> tuple[bool, Any]:
     bookings = ctx.db["bookings"]
     assignment = ctx.db["room_assignment"]
     found = checked_in_booking(ctx, guest_name)
@@ -397,10 +397,10 @@ def place_room_service_order(
     guest_name: str,
     room_id: str,
     order_type: str,
-    order_items: list,
+    order_items: list[Any],
     payment_method: str,
     amount: float | None = None,
-):
+) -> tuple[bool, Any]:
     total = 0
     details = []
     for item, quantity, cost in priced_order_lines(ctx, order_type, order_items):
@@ -434,7 +434,7 @@ def place_room_service_order(
     "Enrol a guest in the loyalty programme as a new silver member with no points.",
     returns="Returns true when the guest was enrolled.",
 )
-def register_loyalty_member(ctx: Context, guest_name: str):
+def register_loyalty_member(ctx: Context, guest_name: str) -> tuple[bool, Any]:
     rng = random.Random(guest_name)  # same draws as the published random.seed(guest_name)
     digits = str(rng.randint(1000, 9999))
     letter = chr(rng.randint(65, 90))
@@ -454,7 +454,7 @@ def register_loyalty_member(ctx: Context, guest_name: str):
     "Read the check-in records of occupied rooms.",
     returns="Returns room ids mapped to their booking id, check-in time and identity document type.",
 )
-def internal_get_room_checkin_details(ctx: Context):
+def internal_get_room_checkin_details(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["room_checkins"]
 
 
@@ -463,7 +463,7 @@ def internal_get_room_checkin_details(ctx: Context):
     "Read every reservation the hotel holds.",
     returns="Returns booking ids mapped to the full reservation records.",
 )
-def internal_get_booking_details(ctx: Context):
+def internal_get_booking_details(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["bookings"]
 
 
@@ -472,7 +472,7 @@ def internal_get_booking_details(ctx: Context):
     "Read a loyalty member's record by the member's name.",
     returns="Returns the member id mapped to the member's name, points and tier.",
 )
-def internal_get_loyalty_member_info(ctx: Context, guest_name: str):
+def internal_get_loyalty_member_info(ctx: Context, guest_name: str) -> tuple[bool, Any]:
     for member_id, member in ctx.db["loyalty_members"].items():
         if member.get("name") == guest_name:
             return True, {member_id: member}
@@ -484,7 +484,7 @@ def internal_get_loyalty_member_info(ctx: Context, guest_name: str):
     "Read the date and time of the current interaction.",
     returns="Returns the timestamp as YYYY-MM-DDTHH:MM:SS.",
 )
-def internal_get_interaction_time(ctx: Context):
+def internal_get_interaction_time(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["interaction_time"]
 
 
@@ -493,7 +493,7 @@ def internal_get_interaction_time(ctx: Context):
     "Read every room-service order placed so far.",
     returns="Returns order ids mapped to the order records.",
 )
-def internal_get_room_service_order_details(ctx: Context):
+def internal_get_room_service_order_details(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["room_service_orders"]
 
 
@@ -502,7 +502,7 @@ def internal_get_room_service_order_details(ctx: Context):
     "Read which room is assigned to each reservation.",
     returns="Returns booking ids mapped to room ids.",
 )
-def internal_get_room_assignment(ctx: Context):
+def internal_get_room_assignment(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["room_assignment"]
 
 
@@ -511,7 +511,7 @@ def internal_get_room_assignment(ctx: Context):
     "Work out what a room-service order costs from the menu prices of its items and quantities.",
     returns="Returns the order's total price.",
 )
-def internal_compute_room_service_order_fee(ctx: Context, order_type: str, order_items: list):
+def internal_compute_room_service_order_fee(ctx: Context, order_type: str, order_items: list[Any]) -> tuple[bool, Any]:
     total = 0
     for _item, _quantity, cost in priced_order_lines(ctx, order_type, order_items):
         total += cost
@@ -523,7 +523,7 @@ def internal_compute_room_service_order_fee(ctx: Context, order_type: str, order
     "Tell whether the hotel has a room type of this name.",
     returns="Returns true or false.",
 )
-def internal_valid_room_type(ctx: Context, room_type: str):
+def internal_valid_room_type(ctx: Context, room_type: str) -> tuple[bool, Any]:
     return True, room_type in ctx.db["rooms"]
 
 
@@ -532,7 +532,7 @@ def internal_valid_room_type(ctx: Context, room_type: str):
     "Tell whether a guest of this name is a loyalty member.",
     returns="Returns true or false.",
 )
-def internal_is_loyalty_member(ctx: Context, guest_name: str):
+def internal_is_loyalty_member(ctx: Context, guest_name: str) -> tuple[bool, Any]:
     members = ctx.db.get("loyalty_members", {}).values()
     return True, any(member.get("name") == guest_name for member in members)
 
@@ -542,7 +542,7 @@ def internal_is_loyalty_member(ctx: Context, guest_name: str):
     "Tell whether a reason is one the hotel accepts for a room change.",
     returns="Returns true or false.",
 )
-def internal_valid_room_change_reason(ctx: Context, reason: str):
+def internal_valid_room_change_reason(ctx: Context, reason: str) -> tuple[bool, Any]:
     return True, reason in ctx.call("show_room_change_options")[1]
 
 
@@ -551,7 +551,7 @@ def internal_valid_room_change_reason(ctx: Context, reason: str):
     "Tell whether room service offers this type of order.",
     returns="Returns true or false.",
 )
-def internal_valid_room_service_order_type(ctx: Context, order_type: str):
+def internal_valid_room_service_order_type(ctx: Context, order_type: str) -> tuple[bool, Any]:
     return True, order_type in ctx.db["room_service_options"]
 
 
@@ -560,7 +560,7 @@ def internal_valid_room_service_order_type(ctx: Context, order_type: str):
     "Tell whether every item of an order is on the menu of the order's service type.",
     returns="Returns true or false.",
 )
-def internal_valid_room_service_item(ctx: Context, order_type: str, order_items: list):
+def internal_valid_room_service_item(ctx: Context, order_type: str, order_items: list[Any]) -> tuple[bool, Any]:
     menu = ctx.db["room_service_options"][order_type]
     return True, all(entry.get("name") in menu for entry in order_items)
 
@@ -570,7 +570,7 @@ def internal_valid_room_service_item(ctx: Context, order_type: str, order_items:
     "Tell whether a room id belongs to any room type of the hotel.",
     returns="Returns true or false.",
 )
-def internal_valid_room_id(ctx: Context, room_id: str):
+def internal_valid_room_id(ctx: Context, room_id: str) -> tuple[bool, Any]:
     rooms = ctx.db["rooms"].values()
     return True, any(room_id in room_type.get("availability", {}) for room_type in rooms)
 
@@ -580,5 +580,5 @@ def internal_valid_room_id(ctx: Context, room_id: str):
     "Tell whether room service accepts this payment method.",
     returns="Returns true or false.",
 )
-def internal_valid_room_service_payment_method(ctx: Context, payment_method: str):
+def internal_valid_room_service_payment_method(ctx: Context, payment_method: str) -> tuple[bool, Any]:
     return True, payment_method in ctx.db["room_service_payment_method"]

@@ -10,7 +10,7 @@ call, and ``{borrow_limit}`` / ``{max_reservation_slots}`` with the task's param
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -21,7 +21,7 @@ from . import DOMAIN
 @DOMAIN.check('The user "{username}" has logged in with the correct password before this action.',
               'The user "{username}" has not logged in with the correct password before this action.')
 def logged_in_user(ctx: Context, username: str) -> bool:
-    return ctx.session["user"] == username
+    return cast(bool, ctx.session["user"] == username)
 
 
 @DOMAIN.session_effect("login_user")
@@ -64,7 +64,7 @@ def database_book_not_borrowed(ctx: Context, book_title: str) -> bool:
 @DOMAIN.check('The user "{username}" has fewer than {borrow_limit} books on loan.',
               'The user "{username}" already has {borrow_limit} or more books on loan.')
 def within_borrow_limit(ctx: Context, username: str) -> bool:
-    return ctx.call("internal_get_user_num_borrowed", username=username)[1] < ctx.params["borrow_limit"]
+    return cast(bool, ctx.call("internal_get_user_num_borrowed", username=username)[1] < ctx.params["borrow_limit"])
 
 
 # ---- money and membership ---------------------------------------------------------------------
@@ -72,20 +72,20 @@ def within_borrow_limit(ctx: Context, username: str) -> bool:
               'The balance of the user "{username}" is below the late fee (late returns times the fee per book).')
 def sufficient_account_balance_for_late_fee(ctx: Context, username: str) -> bool:
     balance = ctx.call("get_account_balance", username=username)[1]
-    return balance >= ctx.call("internal_calculate_late_fee", username=username)[1]
+    return cast(bool, balance >= ctx.call("internal_calculate_late_fee", username=username)[1])
 
 
 @DOMAIN.check('The balance of the user "{username}" covers the monthly membership fee.',
               'The balance of the user "{username}" is below the monthly membership fee.')
 def sufficient_account_balance_for_membership(ctx: Context, username: str) -> bool:
     balance = ctx.call("get_account_balance", username=username)[1]
-    return balance >= ctx.call("internal_get_membership_fee")[1]
+    return cast(bool, balance >= ctx.call("internal_get_membership_fee")[1])
 
 
 @DOMAIN.check('The value "{amount}" is greater than zero.',
               'The value "{amount}" is zero or negative.')
 def amount_positive_restr(ctx: Context, amount: Any) -> bool:
-    return amount > 0
+    return cast(bool, amount > 0)
 
 
 def _to_date(ctx: Context, human_date: Any) -> datetime:
@@ -111,7 +111,7 @@ def valid_membership(ctx: Context, username: str) -> bool:
               "come to more than {max_reservation_slots}.")
 def within_max_reservation_slots(ctx: Context, username: str, slots: Any) -> bool:
     reserved = ctx.call("internal_get_num_reserved_slots", username=username)[1]
-    return reserved + len(slots) <= ctx.params["max_reservation_slots"]
+    return cast(bool, reserved + len(slots) <= ctx.params["max_reservation_slots"])
 
 
 # ---- constraints that are tools (their (ok, value) result is the truth) --------------------------

@@ -10,7 +10,7 @@ that far. Thresholds come from the task's constraint parameters (``ctx.params``)
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -22,7 +22,7 @@ from .state import DATE_FORMAT, INTERACTION_TIME_FORMAT, SESSION_USER
 
 @DOMAIN.check("The user {username} is logged in.", "The user {username} is not logged in.")
 def logged_in_user(ctx: Context, username: str) -> bool:
-    return ctx.session[SESSION_USER] == username
+    return cast(bool, ctx.session[SESSION_USER] == username)
 
 
 @DOMAIN.session_effect("login_user")
@@ -69,7 +69,7 @@ DOMAIN.describe(
 
 @DOMAIN.check("The amount {amount} is greater than zero.", "The amount {amount} is zero or less.")
 def amount_positive_restr(ctx: Context, amount: Any) -> bool:
-    return amount > 0
+    return cast(bool, amount > 0)
 
 
 @DOMAIN.check(
@@ -77,7 +77,7 @@ def amount_positive_restr(ctx: Context, amount: Any) -> bool:
     "The rating {rating} lies outside {rating_lower_bound} to {rating_upper_bound}.",
 )
 def within_review_limits(ctx: Context, rating: Any) -> bool:
-    return ctx.params["rating_lower_bound"] <= rating <= ctx.params["rating_upper_bound"]
+    return cast(bool, ctx.params["rating_lower_bound"] <= rating <= ctx.params["rating_upper_bound"])
 
 
 # ---- products, cart, addresses, reviews ------------------------------------------------------
@@ -89,7 +89,7 @@ def within_review_limits(ctx: Context, rating: Any) -> bool:
 )
 def enough_stock(ctx: Context, product_id: str, quantity: Any) -> bool:
     _, product = ctx.call("get_product_details", product_id=product_id)
-    return product["stock"] >= quantity
+    return cast(bool, product["stock"] >= quantity)
 
 
 @DOMAIN.check(
@@ -167,7 +167,7 @@ def product_exists_in_order(ctx: Context, username: str, order_id: str, product_
     "The order {order_id} of the user {username} has not been delivered.",
 )
 def order_delivered(ctx: Context, username: str, order_id: str) -> bool:
-    return _order(ctx, username, order_id)["status"].lower() == "delivered"
+    return cast(bool, _order(ctx, username, order_id)["status"].lower() == "delivered")
 
 
 @DOMAIN.check(
@@ -184,7 +184,7 @@ def order_delivered_or_refunding(ctx: Context, username: str, order_id: str) -> 
     "The order {order_id} of the user {username} is no longer processing.",
 )
 def order_processing(ctx: Context, username: str, order_id: str) -> bool:
-    return _order(ctx, username, order_id)["status"].lower() == "processing"
+    return cast(bool, _order(ctx, username, order_id)["status"].lower() == "processing")
 
 
 def _placed_within(ctx: Context, username: str, order_id: str, days: int) -> bool:
@@ -214,7 +214,7 @@ def within_return_period(ctx: Context, username: str, order_id: str) -> bool:
     "The order {order_id} of the user {username} has been exchanged {max_exchange_times} times or more.",
 )
 def less_than_max_exchanges(ctx: Context, username: str, order_id: str) -> bool:
-    return _order(ctx, username, order_id)["number_of_exchanges"] < ctx.params["max_exchange_times"]
+    return cast(bool, _order(ctx, username, order_id)["number_of_exchanges"] < ctx.params["max_exchange_times"])
 
 
 # ---- credit ----------------------------------------------------------------------------------
@@ -222,7 +222,7 @@ def less_than_max_exchanges(ctx: Context, username: str, order_id: str) -> bool:
 
 def _credit_rating(ctx: Context, username: str) -> str:
     _, rating = ctx.call("internal_check_user_credit_status", username=username)
-    return rating.lower()
+    return cast(str, rating.lower())
 
 
 @DOMAIN.check(

@@ -30,7 +30,7 @@ Published behaviours kept
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context
 
@@ -40,11 +40,11 @@ Order = dict[str, Any]
 
 
 def _accounts(ctx: Context) -> dict[str, Any]:
-    return ctx.db["accounts"]
+    return cast(dict[str, Any], ctx.db["accounts"])
 
 
 def _products(ctx: Context) -> dict[str, Any]:
-    return ctx.db["products"]
+    return cast(dict[str, Any], ctx.db["products"])
 
 
 def _find_order(account: dict[str, Any] | None, order_id: str) -> Order | None:
@@ -62,7 +62,7 @@ def _find_order(account: dict[str, Any] | None, order_id: str) -> Order | None:
     returns="Returns True when the password matches, False otherwise.",
 )
 def login_user(ctx: Context, username: str, password: str) -> bool:
-    return _accounts(ctx)[username]["password"] == password
+    return cast(bool, _accounts(ctx)[username]["password"] == password)
 
 
 @DOMAIN.tool(WRITE, "Sign the customer out of their shop account.", returns="Returns True once signed out.")

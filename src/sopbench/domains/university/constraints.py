@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import Context, parse_time
 
@@ -58,7 +58,7 @@ def _now(ctx: Context) -> datetime:
     "The student {username} is not signed in.",
 )
 def logged_in_user(ctx: Context, username: str) -> bool:
-    return ctx.session["user"] == username
+    return cast(bool, ctx.session["user"] == username)
 
 
 @DOMAIN.session_effect("login_user")
@@ -103,7 +103,7 @@ def within_registration_period(ctx: Context) -> bool:
 )
 def course_has_capacity(ctx: Context, course_code: str) -> bool:
     course = _course(ctx, course_code)
-    return course["enrolled"] < course["capacity"]
+    return cast(bool, course["enrolled"] < course["capacity"])
 
 
 @DOMAIN.check(
@@ -115,7 +115,7 @@ def course_has_capacity(ctx: Context, course_code: str) -> bool:
 def credits_within_limit(ctx: Context, username: str, course_code: str) -> bool:
     student = _student(ctx, username)
     course = _course(ctx, course_code)
-    return student["current_credits"] + course["credits"] <= ctx.params["max_credits_per_quarter"]
+    return cast(bool, student["current_credits"] + course["credits"] <= ctx.params["max_credits_per_quarter"])
 
 
 def _schedules_overlap(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
@@ -151,7 +151,7 @@ def no_schedule_conflict(ctx: Context, username: str, course_code: str) -> bool:
 def meets_division_requirements(ctx: Context, username: str, course_code: str) -> bool:
     course = _course(ctx, course_code)
     student = _student(ctx, username)
-    return course["division"] != "upper" or student["completed_credits"] >= UPPER_DIVISION_MIN_CREDITS
+    return cast(bool, course["division"] != "upper" or student["completed_credits"] >= UPPER_DIVISION_MIN_CREDITS)
 
 
 @DOMAIN.check(
@@ -208,7 +208,7 @@ def course_enrolled_by_user(ctx: Context, username: str, course_code: str) -> bo
 def maintains_min_credits(ctx: Context, username: str, course_code: str) -> bool:
     student = _student(ctx, username)
     course = _course(ctx, course_code)
-    return student["current_credits"] - course["credits"] >= ctx.params["min_credits_drop"]
+    return cast(bool, student["current_credits"] - course["credits"] >= ctx.params["min_credits_drop"])
 
 
 @DOMAIN.check(
@@ -247,7 +247,7 @@ def gen_ed_requirements_met(ctx: Context, username: str) -> bool:
     "The student {username} has completed fewer than {graduation_credit_requirement} credits.",
 )
 def credit_requirement_met(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["completed_credits"] >= ctx.params["graduation_credit_requirement"]
+    return cast(bool, _student(ctx, username)["completed_credits"] >= ctx.params["graduation_credit_requirement"])
 
 
 @DOMAIN.check(
@@ -255,7 +255,7 @@ def credit_requirement_met(ctx: Context, username: str) -> bool:
     "The GPA of student {username} is below {min_gpa_graduation}.",
 )
 def gpa_requirement_met(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["gpa"] >= ctx.params["min_gpa_graduation"]
+    return cast(bool, _student(ctx, username)["gpa"] >= ctx.params["min_gpa_graduation"])
 
 
 @DOMAIN.check(
@@ -263,7 +263,7 @@ def gpa_requirement_met(ctx: Context, username: str) -> bool:
     "The student {username} still owes tuition (balance above zero).",
 )
 def tuition_balance_zero(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["tuition_balance"] <= 0
+    return cast(bool, _student(ctx, username)["tuition_balance"] <= 0)
 
 
 @DOMAIN.check(
@@ -280,7 +280,7 @@ def before_graduation_deadline(ctx: Context) -> bool:
     "The student {username} is on academic probation.",
 )
 def not_on_probation(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["academic_status"].lower() != "probation"
+    return cast(bool, _student(ctx, username)["academic_status"].lower() != "probation")
 
 
 # ---- financial aid -------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ def not_on_probation(ctx: Context, username: str) -> bool:
     f"The student {{username}} is enrolled less than half time (fewer than {HALF_TIME_MIN_CREDITS} current credits).",
 )
 def meets_half_time_enrollment(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["current_credits"] >= HALF_TIME_MIN_CREDITS
+    return cast(bool, _student(ctx, username)["current_credits"] >= HALF_TIME_MIN_CREDITS)
 
 
 @DOMAIN.check(
@@ -297,7 +297,7 @@ def meets_half_time_enrollment(ctx: Context, username: str) -> bool:
     "The student {username} has already received financial aid for {max_financial_aid_quarters} quarters or more.",
 )
 def financial_aid_quota_available(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["financial_aid_quarters"] < ctx.params["max_financial_aid_quarters"]
+    return cast(bool, _student(ctx, username)["financial_aid_quarters"] < ctx.params["max_financial_aid_quarters"])
 
 
 @DOMAIN.check(
@@ -305,7 +305,7 @@ def financial_aid_quota_available(ctx: Context, username: str) -> bool:
     "The GPA of student {username} is below {min_gpa_financial_aid}, the minimum for financial aid.",
 )
 def meets_min_gpa_for_aid(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["gpa"] >= ctx.params["min_gpa_financial_aid"]
+    return cast(bool, _student(ctx, username)["gpa"] >= ctx.params["min_gpa_financial_aid"])
 
 
 @DOMAIN.check(
@@ -313,7 +313,7 @@ def meets_min_gpa_for_aid(ctx: Context, username: str) -> bool:
     "The income of student {username} is above {max_income_financial_aid}.",
 )
 def meets_income_requirements(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["income"] <= ctx.params["max_income_financial_aid"]
+    return cast(bool, _student(ctx, username)["income"] <= ctx.params["max_income_financial_aid"])
 
 
 @DOMAIN.check(
@@ -332,7 +332,7 @@ def valid_residency_status(ctx: Context, username: str) -> bool:
 def meets_major_gpa_requirement(ctx: Context, username: str, new_major: str) -> bool:
     student = _student(ctx, username)
     major = _read(ctx, "internal_get_major_info", major=new_major)
-    return student["gpa"] >= major.get("min_gpa", 0)
+    return cast(bool, student["gpa"] >= major.get("min_gpa", 0))
 
 
 @DOMAIN.check(
@@ -349,7 +349,7 @@ def within_major_change_period(ctx: Context) -> bool:
     "The student {username} has already changed major {max_major_changes} times or more.",
 )
 def under_max_major_changes(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["major_changes"] < ctx.params["max_major_changes"]
+    return cast(bool, _student(ctx, username)["major_changes"] < ctx.params["max_major_changes"])
 
 
 @DOMAIN.check(
@@ -357,7 +357,7 @@ def under_max_major_changes(ctx: Context, username: str) -> bool:
     "The student {username} has completed fewer than {min_credits_major_change} credits.",
 )
 def has_min_credits_for_major_change(ctx: Context, username: str) -> bool:
-    return _student(ctx, username)["completed_credits"] >= ctx.params["min_credits_major_change"]
+    return cast(bool, _student(ctx, username)["completed_credits"] >= ctx.params["min_credits_major_change"])
 
 
 @DOMAIN.check(
@@ -367,7 +367,7 @@ def has_min_credits_for_major_change(ctx: Context, username: str) -> bool:
 def major_has_capacity(ctx: Context, new_major: str) -> bool:
     major = _read(ctx, "internal_get_major_info", major=new_major)
     declared = _read(ctx, "internal_get_number_of_students_for_major", major=new_major)
-    return declared < major["capacity"]
+    return cast(bool, declared < major["capacity"])
 
 
 # ---- declaring a minor ---------------------------------------------------------------------------
@@ -386,7 +386,7 @@ def minor_compatible_with_major(ctx: Context, username: str, minor: str) -> bool
     "The student {username} has already declared {max_minors} minors or more.",
 )
 def under_max_minors(ctx: Context, username: str) -> bool:
-    return len(_student(ctx, username)["minors"]) < ctx.params["max_minors"]
+    return cast(bool, len(_student(ctx, username)["minors"]) < ctx.params["max_minors"])
 
 
 @DOMAIN.check(
@@ -399,7 +399,7 @@ def minor_course_overlap_check(ctx: Context, username: str, minor: str) -> bool:
     major = _read(ctx, "internal_get_major_info", major=student["major"])
     minor_courses = minor_info.get("required_courses", [])
     major_courses = major.get("required_courses", [])
-    return len(set(minor_courses) & set(major_courses)) <= ctx.params["max_overlap_minor_major"]
+    return cast(bool, len(set(minor_courses) & set(major_courses)) <= ctx.params["max_overlap_minor_major"])
 
 
 @DOMAIN.check(
@@ -409,7 +409,7 @@ def minor_course_overlap_check(ctx: Context, username: str, minor: str) -> bool:
 def meets_minor_gpa_requirement(ctx: Context, username: str, minor: str) -> bool:
     student = _student(ctx, username)
     minor_info = _read(ctx, "internal_get_minor_info", minor=minor)
-    return student["gpa"] >= minor_info.get("min_gpa", 2.0)
+    return cast(bool, student["gpa"] >= minor_info.get("min_gpa", 2.0))
 
 
 @DOMAIN.check(

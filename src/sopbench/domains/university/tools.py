@@ -39,7 +39,7 @@ Published behaviours kept (recorded trajectories were produced by them; replay m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sopbench.domains import READ, WRITE, Context
 
@@ -53,7 +53,7 @@ from . import DOMAIN
     returns="Returns True when the password is correct.",
 )
 def login_user(ctx: Context, username: str, password: str) -> bool:
-    return ctx.db["students"][username]["password"] == password
+    return cast(bool, ctx.db["students"][username]["password"] == password)
 
 
 @DOMAIN.tool(WRITE, "Sign a student out of the current session.", returns="Returns True.")
