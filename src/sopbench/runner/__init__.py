@@ -13,6 +13,7 @@ transaction; running the same configuration again skips finished episodes and re
 from ._config import RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
+from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._run import BASELINE_AGENTS, Episode, Progress, RunReport, episode_seed, play, run, select_tasks
 from ._scoring import EpisodeScores, score_finished_episode
@@ -35,6 +36,8 @@ __all__ = [
     "RunReport",
     "Store",
     "StoreError",
+    "StoredEpisode",
+    "StoredRun",
     "default_tasks_path",
     "episode_seed",
     "episode_setup",
@@ -46,6 +49,7 @@ __all__ = [
     "open_existing",
     "play",
     "published_offer",
+    "read_run_folder",
     "record_json",
     "run",
     "run_episode",

@@ -23,6 +23,7 @@ from ._calls import EpisodeCall, PublishedCrash
 from ._checks import PUBLISHED_CHECKS, VERDICT_KEYS, EpisodeScore
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
+from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import (
     ALL_DOMAINS,
     Comparison,
@@ -47,9 +48,11 @@ __all__ = [
     "SOUND",
     "VERDICT_KEYS",
     "Comparison",
+    "ConstraintState",
     "DomainSummary",
     "EpisodeCall",
     "EpisodeScore",
+    "GoalStates",
     "LeaderboardCell",
     "LeaderboardRow",
     "Protocol",
@@ -65,6 +68,7 @@ __all__ = [
     "cold_caches",
     "compare",
     "episode_calls",
+    "goal_constraint_states",
     "leaderboard",
     "load_records",
     "protocol_by_name",
