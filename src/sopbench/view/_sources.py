@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from sopbench.constraints import Chain, Expr, Gate, Or, Single
@@ -33,14 +34,26 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Episode:
-    """One run of one task, scored, with what the list filters on."""
+    """One run of one task, scored, with what the list filters on.
+
+    A run from a trajectory file keeps only where it is: its record is read again when its page is
+    asked for (the conversations and final databases of the 14,567 published runs would take
+    most of a gigabyte if all were kept).
+    """
 
     id: int  # position in the loaded list: the episode's address in the viewer
     source: str  # the trajectory file or run folder it came from
     configuration: str  # model, tool mode, tool list, user
-    record: Record
     run: int
     score: RunScore
+    kinds: frozenset[str]  # the kinds of constraint its goal's SOP is made of
+    stored: Record | None = None  # the record itself, for runs read from a run folder
+
+    @property
+    def record(self) -> Record:
+        if self.stored is not None:
+            return self.stored
+        return _file_records(self.source)[self.score.record]
 
     @property
     def domain(self) -> str:
@@ -60,9 +73,11 @@ class Episode:
         verdict = self.score.verdict
         return tuple(name for name in JUDGEMENTS if not verdict[name])
 
-    @property
-    def kinds(self) -> frozenset[str]:
-        return constraint_kinds(self.record.task.constraints_original)
+
+@lru_cache(maxsize=8)
+def _file_records(path: str) -> dict[int, Record]:
+    """The records of one trajectory file by their index in it (the last few files read are kept)."""
+    return {record.index: record for record in load_records(path, lambda error: None)}
 
 
 @dataclass
@@ -136,9 +151,19 @@ def load_sources(
 
 
 def _add(
-    loaded: LoadedSources, source: str, configuration: str, record: Record, run: int, score: RunScore
+    loaded: LoadedSources,
+    source: str,
+    configuration: str,
+    record: Record,
+    run: int,
+    score: RunScore,
+    keep: bool,
 ) -> None:
-    loaded.episodes.append(Episode(len(loaded.episodes), source, configuration, record, run, score))
+    kinds = constraint_kinds(record.task.constraints_original)
+    episode = Episode(
+        len(loaded.episodes), source, configuration, run, score, kinds, record if keep else None
+    )
+    loaded.episodes.append(episode)
 
 
 def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
@@ -156,7 +181,7 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
                 if error.whole_record:
                     break
                 continue
-            _add(loaded, str(path), configuration, record, run, score)
+            _add(loaded, str(path), configuration, record, run, score, keep=False)
 
 
 def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) -> None:
@@ -175,4 +200,4 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
         except ScoringError as error:
             loaded.problems.append(f"{folder}: {episode.task_id} run {episode.run}: {error.message}")
             continue
-        _add(loaded, str(folder), episode.configuration, episode.record, 0, score)
+        _add(loaded, str(folder), episode.configuration, episode.record, 0, score, keep=True)
