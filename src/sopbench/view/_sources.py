@@ -56,6 +56,11 @@ class Episode:
         return _file_records(self.source)[self.score.record]
 
     @property
+    def source_name(self) -> str:
+        """The file or folder name of the source (the page shows the full path on hover)."""
+        return Path(self.source).name
+
+    @property
     def domain(self) -> str:
         return self.score.domain
 
