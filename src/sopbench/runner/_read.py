@@ -76,7 +76,8 @@ def read_run_folder(folder: Path) -> StoredRun:
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         version = meta.get("schema_version")
-        if version is not None and int(version) != SCHEMA_VERSION:
+        # Columns are read by name, so older schemas read as well; a newer one may mean anything.
+        if version is not None and int(version) > SCHEMA_VERSION:
             raise StoreError(f"{path}: schema version {version}, this sopbench reads version {SCHEMA_VERSION}")
         cursor = db.execute("SELECT * FROM episodes ORDER BY domain, task_index, run")
         names = [column[0] for column in cursor.description]
