@@ -40,10 +40,13 @@ def test_a_refusal_shows_the_false_constraint_it_found(played):
     refused = [r for r in played["reference"] if not r.task.action_should_succeed]
     without_a_try = [states for r in refused if (states := goal_constraint_states(r, 0)).goal_step is None]
     # The reference agent tries the goal only when every constraint of its SOP holds (the call then
-    # fails for an innate reason, a negative amount); otherwise it refuses having checked a false one.
+    # fails for an innate reason, a negative amount); otherwise it refuses on a false one. Whether
+    # that one counts as verified is the procedure judgement's reading: a helper that answers False
+    # (a balance check) verifies it, a failed call (a login refused) verifies nothing.
     assert without_a_try
     for states in without_a_try:
-        assert any(s.holds is False and s.verified for s in states.states)
+        assert any(s.holds is False for s in states.states)
+    assert any(s.holds is False and s.verified for states in without_a_try for s in states.states)
 
 
 def test_calling_the_goal_at_once_verifies_nothing(played):
