@@ -19,6 +19,7 @@ from sopbench._output import (
     Job,
     OutputTarget,
     UserError,
+    _show_problems,
     current_job,
     err_console,
     out_console,
@@ -1004,6 +1005,8 @@ def view(
         raise
     for problem in loaded.problems:
         job.problem(problem)
+    # Shown now: the viewer ends with Ctrl-C, after which the contract prints no list of problems.
+    _show_problems(errors, job.problems, None)
     index = EpisodeIndex(loaded.episodes)
     errors.print(
         f"{len(index.episodes)} episodes from {loaded.files} sources, scored ({chosen.name}) and indexed "

@@ -211,3 +211,18 @@ def test_the_viewer_package_keeps_its_templates_beside_it():
 
     assert (Path(STATIC_DIR) / "viewer.js").is_file()
     assert template_environment().autoescape is True
+
+
+def test_unreadable_files_are_named_at_start_up(viewer_sources, tmp_path):
+    broken = tmp_path / "bank" / "ast_broken-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+    broken.parent.mkdir()
+    broken.write_text("[{not json")
+    process, url = start_viewer([viewer_sources.injected, tmp_path])
+    try:
+        with urllib.request.urlopen(url + "api/episodes", timeout=10) as answer:
+            assert orjson.loads(answer.read())["total"] == 3
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    errors = process.stderr.read()
+    assert "skipped: " in errors and broken.name in errors and "1 problem(s)" in errors
