@@ -7,7 +7,7 @@
 Shared with the report: ``template_environment`` (jinja2, autoescaping everywhere),
 ``constraint_graph_svg`` (a goal's SOP as its constraint graph, our own SVG layout),
 ``episode_view`` (an episode as the page shows it), ``first_failing_step``, and the escaping rule
-(``_templates``): everything a model or a task wrote is text, never markup. The web server
+(``_templates``; ``stylesheet`` for a file that inlines the CSS): everything a model or a task wrote is text, never markup. The web server
 (Starlette, uvicorn) is the optional extra ``view``.
 """
 
@@ -23,7 +23,7 @@ from ._sources import (
     load_sources,
     source_files,
 )
-from ._templates import CONTENT_SECURITY_POLICY, STATIC_DIR, template_environment
+from ._templates import CONTENT_SECURITY_POLICY, STATIC_DIR, stylesheet, template_environment
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
@@ -46,5 +46,6 @@ __all__ = [
     "first_failing_step",
     "load_sources",
     "source_files",
+    "stylesheet",
     "template_environment",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-__all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "template_environment"]
+__all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "stylesheet", "template_environment"]
 
 STATIC_DIR = Path(__file__).with_name("static")
 
@@ -37,3 +37,8 @@ def template_environment() -> jinja2.Environment:
             lstrip_blocks=True,
         )
     return _ENVIRONMENT
+
+
+def stylesheet() -> str:
+    """The pages' CSS, for a self-contained file that inlines it (the HTML report)."""
+    return (STATIC_DIR / "viewer.css").read_text(encoding="utf-8")
