@@ -5,7 +5,7 @@
 
 Start-up is measured from launching the process to the URL it prints (every episode read, scored
 and indexed). The baseline, measured in the same run, is scoring the same sources with the library
-alone in a fresh process (``score_paths``): the viewer's start-up cost beyond that is its own.
+alone in a fresh process (``score_paths``, or ``read_run_folder`` and ``score_run`` for a run folder): the viewer's start-up cost beyond that is its own.
 Pages are timed over HTTP (median of --repeat requests, each filter a different one) and, when
 chromium and chromedriver are installed, in headless chromium (navigation start to load end).
 Targets (issue 20): first page < 1 s after start-up, filter change < 300 ms.
@@ -44,13 +44,31 @@ def get(url: str) -> float:
     return time.perf_counter() - started
 
 
+BASELINE = """
+import sys, time
+from pathlib import Path
+from sopbench.runner import STORE_NAME, read_run_folder
+from sopbench.scoring import protocol_by_name, score_paths, score_run
+protocol = protocol_by_name(sys.argv[1])
+started = time.perf_counter()
+runs = 0
+for source in map(Path, sys.argv[2:]):
+    if (source / STORE_NAME).is_file():
+        for episode in read_run_folder(source).episodes:
+            if episode.record is not None:
+                score_run(episode.record, 0, protocol)
+                runs += 1
+    else:
+        runs += sum(1 for _ in score_paths(source, protocol))
+print(time.perf_counter() - started, runs)
+"""
+
+
 def baseline(sources: list[str], protocol: str) -> tuple[float, int]:
-    code = (
-        "import sys, time; from sopbench.scoring import protocol_by_name, score_paths\n"
-        "t = time.perf_counter(); n = sum(1 for _ in score_paths(sys.argv[2:], protocol_by_name(sys.argv[1])))\n"
-        "print(time.perf_counter() - t, n)"
+    """Reading and scoring the sources with the library alone, in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-c", BASELINE, protocol, *sources], capture_output=True, text=True, check=True
     )
-    out = subprocess.run([sys.executable, "-c", code, protocol, *sources], capture_output=True, text=True, check=True)
     seconds, runs = out.stdout.split()
     return float(seconds), int(runs)
 
@@ -110,8 +128,8 @@ def main() -> None:
         first = get(url)
         pages = [get(url)] + [get(url + "?page=2") for _ in range(args.repeat - 1)]
         filters = [get(url + FILTERS[i % len(FILTERS)]) for i in range(max(args.repeat, len(FILTERS)))]
-        episodes = [get(f"{url}episode/{i * 997 % runs}") for i in range(args.repeat)]
         total = json.loads(urllib.request.urlopen(url + "api/episodes", timeout=60).read())["total"]
+        episodes = [get(f"{url}episode/{i * 997 % total}") for i in range(args.repeat)]
         browser = in_browser(url)
         peak_kb = next(
             (int(x.split()[1]) for x in Path(f"/proc/{process.pid}/status").read_text().splitlines() if x.startswith("VmHWM")),
