@@ -146,8 +146,8 @@ def read_scores(
         read = read_run_folder(folder, protocol)
         scores += read.scores
         if on_problem is not None:
-            for item in read.infra_errors:
-                on_problem(f"{folder}: {item} (infra_error, not counted)")
+            for item in read.problems:
+                on_problem(item)
         if progress is not None:
             progress(folder.name)
     if others:

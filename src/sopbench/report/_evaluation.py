@@ -138,8 +138,8 @@ def evaluate_files(
             write(score)
             from_folders += 1
         if on_problem is not None:
-            for item in read.infra_errors:
-                on_problem(f"{folder}: {item} (infra_error, not counted)")
+            for item in read.problems:
+                on_problem(item)
         if progress is not None:
             progress(folder.name)
     for file in files:

@@ -100,8 +100,8 @@ def build_leaderboard(
         read = read_run_folder(folder, protocol)
         scores += [score for score in read.scores if runs == "all" or score.run == 0]
         if on_problem is not None:
-            for item in read.infra_errors:
-                on_problem(f"{folder}: {item} (infra_error, not counted)")
+            for item in read.problems:
+                on_problem(item)
         if progress is not None:
             progress(folder.name)
     for file in files:

@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from sopbench.runner import STORE_NAME, row_score
+from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score
 from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
 
 __all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders", "read_run_folder", "split_sources"]
@@ -55,36 +53,11 @@ class RunFolder:
 
     folder: Path
     scores: list[RunScore] = field(default_factory=list)
-    infra_errors: list[str] = field(default_factory=list)  # "<task id> run <r>: <reason>"
+    problems: list[str] = field(default_factory=list)  # infra_error episodes and damaged rows, named
 
 
 class RunFolderError(Exception):
     """A run folder that cannot be read (named, with the reason)."""
-
-
-# The episode columns the statistics need (the transcript and databases are not read).
-_COLUMNS = (
-    "task_id",
-    "run",
-    "domain",
-    "goal",
-    "task_index",
-    "agent",
-    "model",
-    "tool_mode",
-    "tool_list",
-    "user",
-    "status",
-    "reason",
-    "should_succeed",
-    "verdict",
-    "compat",
-    "explanations",
-    "usage",
-    "user_usage",
-    "latency_s",
-)
-_JSON = frozenset({"verdict", "compat", "explanations", "usage", "user_usage"})
 
 
 def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
@@ -101,27 +74,24 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
             f"{folder}: a run folder stores the sound and sopbench verdicts only, not {protocol}; "
             "export it (sopbench export --format sopbench) to score it with other quirks"
         )
-    path = folder / STORE_NAME
     result = RunFolder(folder)
+    damaged: list[str] = []
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        store = open_existing(folder)
         try:
-            rows = db.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM episodes ORDER BY domain, task_index, run"
-            ).fetchall()
+            rows = list(store.rows(on_damaged=damaged.append))
         finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise RunFolderError(f"{path}: cannot read the run's episodes ({exc})") from None
+            store.close()
+    except (StoreError, sqlite3.Error) as exc:
+        raise RunFolderError(f"{folder}: cannot read the run's episodes ({exc})") from None
+    result.problems += damaged
     source = folder.as_posix()
-    for values in rows:
-        row = dict(zip(_COLUMNS, values, strict=True))
+    for row in rows:
         if row["status"] != "completed":
-            result.infra_errors.append(f"{row['task_id']} run {row['run']}: {row['reason']}")
+            result.problems.append(
+                f"{folder}: {row['task_id']} run {row['run']}: {row['reason']} (infra_error, not counted)"
+            )
             continue
-        for column in _JSON:
-            if row[column] is not None:
-                row[column] = orjson.loads(row[column])
         result.scores.append(row_score(row, name, source))
     return result
 
@@ -138,6 +108,6 @@ def scores_of_run_folders(
         read = read_run_folder(folder, protocol)
         scores += read.scores
         if on_problem is not None:
-            for item in read.infra_errors:
-                on_problem(f"{folder}: {item} (infra_error, not counted)")
+            for item in read.problems:
+                on_problem(item)
     return scores

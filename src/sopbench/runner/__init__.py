@@ -14,6 +14,7 @@ from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfig
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._run import (
     BASELINE_AGENTS,
@@ -66,6 +67,8 @@ __all__ = [
     "RunReport",
     "Store",
     "StoreError",
+    "StoredEpisode",
+    "StoredRun",
     "default_tasks_path",
     "episode_seed",
     "episode_setup",
@@ -77,6 +80,7 @@ __all__ = [
     "open_existing",
     "play",
     "published_offer",
+    "read_run_folder",
     "record_json",
     "row_score",
     "run",

@@ -113,7 +113,8 @@ def stored_ablations(store: Store) -> dict[str, Any]:
     return {key: config.get(key, value) for key, value in defaults.items()}
 
 
-def _tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
+def tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
+    """The tasks of ``domain`` under ``tasks_path`` (a file or a folder of task files), by task id."""
     from ._run import task_files
 
     file = task_files(tasks_path, [domain])[domain]
@@ -162,7 +163,7 @@ def export_sopbench(
     for domain, grouped in groupby(rows, key=lambda r: r["domain"]):
         domain_rows = list(grouped)
         try:
-            tasks = _tasks_by_id(tasks_path, domain)
+            tasks = tasks_by_id(tasks_path, domain)
         except (RunConfigError, LoadError) as exc:
             raise StoreError(f"--tasks {tasks_path}: {exc}") from None
         wrong = [(r, why) for r in domain_rows if (why := mismatch(r, tasks.get(r["task_id"]), digests))]

@@ -27,6 +27,7 @@ from ._checks import VERDICT_KEYS, EpisodeScore
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
+from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import (
     ALL_DOMAINS,
     Comparison,
@@ -51,9 +52,11 @@ __all__ = [
     "SOUND",
     "VERDICT_KEYS",
     "Comparison",
+    "ConstraintState",
     "DomainSummary",
     "EpisodeCall",
     "EpisodeScore",
+    "GoalStates",
     "LeaderboardCell",
     "LeaderboardRow",
     "Protocol",
@@ -70,6 +73,7 @@ __all__ = [
     "compare",
     "episode_calls",
     "file_configuration",
+    "goal_constraint_states",
     "leaderboard",
     "load_records",
     "procedure_calls",

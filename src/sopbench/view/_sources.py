@@ -1,0 +1,208 @@
+"""Sources of episodes, mixed freely: run folders of ``sopbench run`` and published trajectory files.
+
+Every episode becomes an ``Episode``: its record and run (what was said and called), its verdict under
+the chosen protocol, and the few facts the list filters on, computed once when the sources are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from sopbench.constraints import Chain, Expr, Gate, Or, Single
+from sopbench.runner import STORE_NAME, StoreError, read_run_folder
+from sopbench.scoring import Protocol, RunScore, ScoringError, load_records, score_run
+from sopbench.traces import (
+    LoadError,
+    Record,
+    detect_output_format,
+    iter_trajectory_files,
+    parse_trajectory_file_name,
+)
+
+__all__ = ["JUDGEMENTS", "Episode", "LoadedSources", "SourceError", "constraint_kinds", "load_sources"]
+
+# The three judgements, in the order the verdict gives them.
+JUDGEMENTS = ("database", "permission", "procedure")
+
+
+class SourceError(Exception):
+    """A source that cannot be read at all (not a run folder, no trajectory file, a damaged store)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Episode:
+    """One run of one task, scored, with what the list filters on.
+
+    A run from a trajectory file keeps only where it is: its record is read again when its page is
+    asked for (the conversations and final databases of the 14,567 published runs would take
+    most of a gigabyte if all were kept).
+    """
+
+    id: int  # position in the loaded list: the episode's address in the viewer
+    source: str  # the trajectory file or run folder it came from
+    configuration: str  # model, tool mode, tool list, user
+    run: int
+    score: RunScore
+    kinds: frozenset[str]  # the kinds of constraint its goal's SOP is made of
+    stored: Record | None = None  # the record itself, for runs read from a run folder
+
+    @property
+    def record(self) -> Record:
+        if self.stored is not None:
+            return self.stored
+        return _file_records(self.source)[self.score.record]
+
+    @property
+    def source_name(self) -> str:
+        """The file or folder name of the source (the page shows the full path on hover)."""
+        return Path(self.source).name
+
+    @property
+    def domain(self) -> str:
+        return self.score.domain
+
+    @property
+    def goal(self) -> str:
+        return self.score.goal
+
+    @property
+    def passed(self) -> bool:
+        return self.score.passed
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The judgements that failed (database, permission, procedure)."""
+        verdict = self.score.verdict
+        return tuple(name for name in JUDGEMENTS if not verdict[name])
+
+
+@lru_cache(maxsize=8)
+def _file_records(path: str) -> dict[int, Record]:
+    """The records of one trajectory file by their index in it (the last few files read are kept)."""
+    return {record.index: record for record in load_records(path, lambda error: None)}
+
+
+@dataclass
+class LoadedSources:
+    episodes: list[Episode] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # runs or files that could not be used, one line each
+    files: int = 0  # trajectory files and run folders read
+
+
+def constraint_kinds(expr: Expr | None) -> frozenset[str]:
+    """The kinds of constraint a goal's SOP is made of: single, negation, and, or, chain, gate."""
+    kinds: set[str] = set()
+    stack = [] if expr is None else [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Single):
+            kinds.add("negation" if node.negated else "single")
+        else:
+            kinds.add(
+                "chain"
+                if isinstance(node, Chain)
+                else "gate"
+                if isinstance(node, Gate)
+                else "or"
+                if isinstance(node, Or)
+                else "and"
+            )
+            stack.extend(node.children)
+    return frozenset(kinds)
+
+
+def _file_configuration(path: Path) -> str:
+    try:
+        name = parse_trajectory_file_name(path)
+    except (ValueError, LoadError):
+        return path.name
+    parts = [name.assistant_model, name.tool_call_mode, f"tools {name.tool_list}"]
+    if name.user_model:
+        parts.append(f"user {name.user_model}")
+    return " · ".join(parts)
+
+
+def source_files(sources: Iterable[Path]) -> list[Path]:
+    """Each source as the unit it is read in: a run folder, or each trajectory file under a path."""
+    units: list[Path] = []
+    for source in sources:
+        if source.is_dir() and (source / STORE_NAME).is_file():
+            units.append(source)
+        else:
+            found = list(iter_trajectory_files(source))
+            if not found:
+                raise SourceError(f"{source}: neither a run folder ({STORE_NAME}) nor trajectory files")
+            units.extend(found)
+    return units
+
+
+def load_sources(
+    units: Iterable[Path], protocol: Protocol, advance: Callable[[str], None] | None = None
+) -> LoadedSources:
+    """Read and score every episode of ``units`` (see ``source_files``) under ``protocol``."""
+    loaded = LoadedSources()
+    for unit in units:
+        if (unit / STORE_NAME).is_file():
+            _load_run_folder(unit, protocol, loaded)
+        else:
+            _load_trajectory_file(unit, protocol, loaded)
+        loaded.files += 1
+        if advance is not None:
+            advance(unit.name)
+    return loaded
+
+
+def _add(
+    loaded: LoadedSources,
+    source: str,
+    configuration: str,
+    record: Record,
+    run: int,
+    score: RunScore,
+    keep: bool,
+) -> None:
+    kinds = constraint_kinds(record.task.constraints_original)
+    episode = Episode(
+        len(loaded.episodes), source, configuration, run, score, kinds, record if keep else None
+    )
+    loaded.episodes.append(episode)
+
+
+def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
+    records = load_records(path, lambda error: loaded.problems.append(str(error)))
+    if not records:
+        return
+    configuration = _file_configuration(path)
+    fmt = detect_output_format(records)
+    for record in records:
+        for run in range(len(record.runs)):
+            try:
+                score = score_run(record, run, protocol, output_format=fmt)
+            except ScoringError as error:
+                loaded.problems.append(str(error))
+                if error.whole_record:
+                    break
+                continue
+            _add(loaded, str(path), configuration, record, run, score, keep=False)
+
+
+def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) -> None:
+    try:
+        stored = read_run_folder(folder, on_damaged=loaded.problems.append)
+    except StoreError as error:
+        raise SourceError(str(error)) from None
+    for episode in stored.episodes:
+        if episode.record is None:
+            loaded.problems.append(
+                f"{folder}: {episode.task_id} run {episode.run}: {episode.status}, nothing to show"
+            )
+            continue
+        try:
+            score = score_run(episode.record, 0, protocol)
+        except ScoringError as error:
+            loaded.problems.append(f"{folder}: {episode.task_id} run {episode.run}: {error.message}")
+            continue
+        _add(loaded, str(folder), episode.configuration, episode.record, 0, score, keep=True)
