@@ -56,8 +56,12 @@ class RunConfig(BaseModel):
         return default_tasks_dir()
 
     def identity(self) -> dict[str, Any]:
-        """What a resumed run must share with the stored one (the task selection may grow)."""
-        return self.model_dump(
+        """What a resumed run must share with the stored one (the task selection may grow). A
+        ``base_url`` is kept without credentials (user information, key-like query values): the
+        identity is stored."""
+        from sopbench.agents.openai import redact_url
+
+        identity = self.model_dump(
             mode="json",
             include={
                 "agent",
@@ -70,6 +74,10 @@ class RunConfig(BaseModel):
                 "max_actions",
             },
         )
+        for options in (identity["agent_options"], identity["user_options"]):
+            if isinstance(options.get("base_url"), str):
+                options["base_url"] = redact_url(options["base_url"])
+        return identity
 
     def check_options(self) -> None:
         """Unknown agent or user, or an option its constructor does not take: ``RunConfigError``."""

@@ -101,7 +101,7 @@ class OpenAIAgent(ModelSide, Agent):
         requests = tuple(
             ToolCallRequest(self._unique_id(c.id), c.name, c.arguments, problem) for c, problem in calls
         )
-        if reply.problems:  # a malformed reply: named, counted, and its raw JSON kept
+        if reply.raw is not None:  # a malformed reply: named, counted, and its raw JSON kept
             return AgentTurn(reply.content, requests, reply.usage, reply.raw, reply.problems)
         if requests or (reply.content or "").strip():
             return AgentTurn(reply.content, requests, reply.usage)

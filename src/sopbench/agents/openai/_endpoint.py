@@ -98,6 +98,26 @@ class ChatReply:
     call_problems: tuple[str | None, ...] = field(default=())
 
 
+_SECRET_QUERY = re.compile(r"key|token|secret|sig|pass|auth", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user information, and with the values of query parameters that look like
+    credentials (``api-key``, ``token``, ...) replaced by ``***``: safe to store, still the same
+    endpoint for everything else (path, other parameters)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    query = "&".join(
+        f"{name}=***" if _SECRET_QUERY.search(name) and sep else pair
+        for pair in parts.query.split("&")
+        if pair
+        for name, sep, _value in [pair.partition("=")]
+    )
+    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+
+
 def public_url(url: str) -> str:
     """``url`` without user information, query or fragment: safe to print."""
     parts = urlsplit(url)
@@ -344,10 +364,9 @@ def read_completion(text: str, scrub: Any = lambda t: t) -> ChatReply | tuple[Ex
         if not isinstance(name, str) or not name.strip():
             problems.append(f"{where}.function.name is {_kind(name)}, not a tool name")
         arguments = function.get("arguments")
-        call_problem = None
+        call_problem = None  # counted once, as a malformed call (not also as a reply problem)
         if not isinstance(arguments, str):
             call_problem = f"arguments sent as {_kind(arguments)}, not as a JSON string"
-            problems.append(f"{where}.function.{call_problem}")
         calls.append(
             ChatToolCall(
                 "" if call_id is None else str(call_id) if not isinstance(call_id, str) else call_id,
@@ -360,7 +379,7 @@ def read_completion(text: str, scrub: Any = lambda t: t) -> ChatReply | tuple[Ex
         call_problems.append(call_problem)
     finish = choice.get("finish_reason")
     raw = None
-    if problems:
+    if problems or any(call_problems):
         raw = json.dumps(choice.get("message"), ensure_ascii=False, default=str)
     return ChatReply(
         content=content,
