@@ -23,6 +23,7 @@ far, its usage, and the request it was waiting on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Mapping
@@ -306,10 +307,8 @@ async def _in_own_thread(coroutine: Any) -> Any:
             setter, value = "set_exception", exc
         else:
             setter = "set_result"
-        try:
+        with contextlib.suppress(RuntimeError):  # the waiting loop is gone: nobody wants it any more
             loop.call_soon_threadsafe(deliver, setter, value)
-        except RuntimeError:  # the waiting loop is gone: nobody wants the outcome any more
-            pass
 
     threading.Thread(target=target, name="sopbench-episode", daemon=True).start()
     return await outcome
