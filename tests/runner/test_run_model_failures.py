@@ -64,6 +64,16 @@ if "test-blocking" not in agent_names():
             return AgentTurn(content="I cannot help with that.")
 
 
+    @register_agent("test-wrong-turn")
+    class WrongTurn(Agent):
+        """A plugin with a bug: ``act`` returns text instead of an ``AgentTurn``."""
+
+        name = "test-wrong-turn"
+
+        async def act(self, messages: Sequence[dict]) -> AgentTurn:
+            return "I cannot help."  # type: ignore[return-value]
+
+
 def rows(folder: Path) -> list[dict]:
     db = sqlite3.connect(folder / "results.sqlite")
     db.row_factory = sqlite3.Row
@@ -207,3 +217,14 @@ def test_neither_a_key_in_the_base_url_nor_one_echoed_by_the_server_reaches_the_
         stored = b"".join(p.read_bytes() for p in (tmp_path / folder).iterdir() if p.is_file())
         assert KEY.encode() not in stored
     assert "authorization" in rows(tmp_path / "s")[0]["reason"]  # the echo is kept, scrubbed
+
+
+def test_an_agent_that_breaks_its_contract_is_an_error_of_the_invocation(small_tasks, tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["run", "--agent", "test-wrong-turn", "--tasks", str(small_tasks), "--output", str(tmp_path / "r"),
+         "--no-baselines"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "agent 'test-wrong-turn' is broken: act() returned str, not an AgentTurn" in result.output
+    assert rows(tmp_path / "r") == []

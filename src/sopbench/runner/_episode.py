@@ -12,7 +12,8 @@ arguments) is the agent's mistake: it gets an error text as the tool result, the
 and the call is kept with its raw text and counted. An agent that raises, an ``AgentInfraError``
 or a timeout make the episode an ``infra_error`` (not scored, retried on resume); a
 ``ContextLengthExceeded`` ends it as the agent's failure (scored as it stands). An
-``AgentRequestError`` (a request no retry can fix) is raised on: the run stops.
+``AgentRequestError`` (a request no retry can fix) and ``AgentContractError`` (an agent whose
+``act`` returns something else than an ``AgentTurn``) are raised on: the run stops.
 
 ``play_episode`` bounds an episode by a timeout whatever the agent does: agents and users of this
 package run on the caller's event loop (they never block it); any other (a plugin) runs in a thread
@@ -236,7 +237,7 @@ async def run_episode(
                 executed += 1
         else:
             result.end = "max_actions" if executed >= limits.max_actions else "max_turns"
-    except AgentRequestError:
+    except (AgentRequestError, AgentContractError):
         raise
     except AgentInfraError as exc:
         # which endpoint failed: the agent's, or the user's (the ``llm`` user has its own)
@@ -283,6 +284,11 @@ async def play_episode(
         _infra(partial, reason)
         partial.latency_s = time.perf_counter() - started
         return partial
+
+
+class AgentContractError(Exception):
+    """An agent broke the ``Agent`` contract (``act`` returned something that is not an
+    ``AgentTurn``): a bug of the agent's code, an error of the invocation, not of one episode."""
 
 
 def _cooperative(side: object) -> bool:
@@ -335,8 +341,7 @@ def _checked_turn(turn: Any, problems: list[str]) -> AgentTurn:
     """The agent's turn with text where text belongs: an agent (a plugin, say) that hands over
     anything else made a mistake, named here, instead of a transcript no scorer can read."""
     if not isinstance(turn, AgentTurn):
-        problems.append(f"the agent returned {type(turn).__name__}, not an AgentTurn")
-        return AgentTurn()
+        raise AgentContractError(f"act() returned {type(turn).__name__}, not an AgentTurn")
     content = turn.content
     if content is not None and not isinstance(content, str):
         problems.append(f"the agent's content is {type(content).__name__}, not text")

@@ -16,7 +16,7 @@ from sopbench.scoring import RunScore, ScoringError, Summary, summarize
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
-from ._episode import EpisodeResult, Limits, play_episode
+from ._episode import AgentContractError, EpisodeResult, Limits, play_episode
 from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
 from ._store import Store
@@ -277,7 +277,7 @@ async def _run_async(
     queue: asyncio.Queue[Episode] = asyncio.Queue()
     for episode in episodes:
         queue.put_nowait(episode)
-    refused: list[AgentRequestError] = []
+    refused: list[str] = []
 
     async def worker() -> None:
         while not refused:
@@ -290,7 +290,10 @@ async def _run_async(
             try:
                 result, agent = await play(config, episode)
             except AgentRequestError as exc:  # every episode would fail alike: stop scheduling
-                refused.append(exc)
+                refused.append(str(exc))
+                return
+            except AgentContractError as exc:
+                refused.append(f"agent {config.agent!r} is broken: {exc}")
                 return
             row = episode_row(config, episode, result, agent, attempts)
             store.put(row)
@@ -311,7 +314,7 @@ async def _run_async(
 
 class RunRefused(RunConfigError):
     """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
-    request the server calls invalid): an error of the invocation. Episodes finished before it are
+    request the server calls invalid), or an agent broke its contract: an error of the invocation. Episodes finished before it are
     stored; the one refused is not (the same command runs it once the cause is fixed)."""
 
 
