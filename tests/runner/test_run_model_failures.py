@@ -228,3 +228,24 @@ def test_an_agent_that_breaks_its_contract_is_an_error_of_the_invocation(small_t
     assert result.exit_code == 2
     assert "agent 'test-wrong-turn' is broken: act() returned str, not an AgentTurn" in result.output
     assert rows(tmp_path / "r") == []
+
+
+def test_run_options_for_what_the_model_is_sent(small_tasks, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    base = ["run", "--agent", "openai", "--model", "m", "--api-key-env", KEY_ENV, "--no-baselines",
+            "--tasks", str(small_tasks / "bank_tasks.json"), "--limit", "1"]  # fmt: skip
+    with serve(lambda request: call(EXIT_TOOL)) as server:
+        default = CliRunner().invoke(app, [*base, "--base-url", server.url, "-o", str(tmp_path / "a")])
+        chosen = CliRunner().invoke(
+            app,
+            [*base, "--base-url", server.url, "-o", str(tmp_path / "b"), "--max-tokens", "none",
+             "--tool-choice", "required"],
+        )  # fmt: skip
+    assert default.exit_code == 0 and chosen.exit_code == 0
+    first, second = server.requests
+    assert first["max_tokens"] == 512 and first["tool_choice"] == "auto"
+    assert "max_tokens" not in second and second["tool_choice"] == "required"
+    bad = CliRunner().invoke(app, [*base, "--base-url", "http://127.0.0.1:9/v1", "-o", str(tmp_path / "c"),
+                                   "--max-tokens", "0"])  # fmt: skip
+    assert bad.exit_code == 2 and "--max-tokens 0" in bad.output
+    assert "[default: (512)]" in CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
