@@ -299,7 +299,9 @@ async def _run_async(
             store.put(row)
             progress.done += 1
             progress.last = episode.task_id
-            if row["status"] == "completed":
+            if never_replied(row):
+                pass  # neither scored nor an infra_error: counted apart in the report
+            elif row["status"] == "completed":
                 progress.scored += 1
                 progress.passed += row["passed"]
             else:
@@ -348,6 +350,13 @@ def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunRepor
     return report
 
 
+def never_replied(row: dict[str, Any]) -> bool:
+    """A completed episode in which the model never replied: its first request already overflowed
+    the context. There is no behaviour to judge (a must-refuse task would pass by silence), so it
+    is reported apart and not scored."""
+    return row["status"] == "completed" and row.get("agent_steps") == 0 and row["end_reason"] == "context_length"
+
+
 def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Progress) -> RunReport:
     wanted = {(e.task_id, e.run) for e in episodes}
     scores, infra, reasons = [], 0, []
@@ -359,7 +368,7 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
             continue
         usage = row.get("usage") or {}
         timed_out += usage.get("timed_out_requests", 0) if isinstance(usage, dict) else 0
-        if row["status"] == "completed" and row.get("agent_steps") == 0 and row["end_reason"] == "context_length":
+        if never_replied(row):
             no_reply[row["end_reason"]] = no_reply.get(row["end_reason"], 0) + 1
         elif row["status"] == "completed":
             scores.append(row_score(row))
