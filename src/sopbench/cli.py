@@ -859,8 +859,28 @@ def run(
         ),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option(metavar="N", help="Agent: completion token limit.")
+        str | None,
+        typer.Option(
+            metavar="N",
+            show_default="512",
+            help="Agent: completion token limit per reply (published: 512), or 'none' to send no limit.",
+        ),
     ] = None,
+    tool_choice: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CHOICE",
+            show_default="auto",
+            help="Agent (fc): tool_choice sent with the tools: auto, required or none.",
+        ),
+    ] = None,
+    compact_tools: Annotated[
+        bool,
+        typer.Option(
+            "--compact-tools",
+            help="Agent (react, act-only): the tool list as compact JSON (small-context models).",
+        ),
+    ] = False,
     api_key_env: Annotated[
         str | None, typer.Option(metavar="VAR", help="Agent: variable holding the API key.")
     ] = None,
@@ -921,7 +941,8 @@ def run(
     Episodes follow the published loop (the task's user_prompt first; the user replies with the
     known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
     episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
-    finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain.
+    finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain or
+    the model never replied in some episode (reported apart, not scored).
     """
     from sopbench.domains import PUBLISHED_DOMAINS
     from sopbench.report import run_tables
@@ -954,7 +975,9 @@ def run(
         model=model,
         tool_mode=tool_mode,
         temperature=_temperature(temperature),
-        max_tokens=max_tokens,
+        max_tokens=_max_tokens(max_tokens),
+        tool_choice=tool_choice,
+        compact_tools=True if compact_tools else None,
         api_key_env=api_key_env,
         request_timeout=request_timeout,
         max_retries=max_retries,
@@ -962,6 +985,8 @@ def run(
     )
     if temperature == "default":  # passed as "not set": the model's own default applies
         agent_options["temperature"] = None
+    if max_tokens is not None and max_tokens.strip().lower() == "none":  # passed: send no limit
+        agent_options["max_tokens"] = None
     user_options = _given(
         base_url=user_base_url,
         model=user_model,
@@ -1024,6 +1049,17 @@ def run(
         out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
+    for end, count in report.no_reply.items():
+        job.problem(
+            f"{count} episodes ended at the first request: {end} (the model never replied; not scored)",
+            kind="no_reply",
+        )
+    if report.timed_out_requests:
+        err_console().print(
+            f"{report.timed_out_requests} requests got no reply within --request-timeout and were sent "
+            "again (the server may have kept working on them: consider a lower --max-tokens)",
+            markup=False,
+        )
     if report.infra_errors:
         err_console().print(
             f"{report.infra_errors} episodes ended in infra_error (not scored): run the same command to retry them",
@@ -1073,6 +1109,18 @@ def _temperature(text: str | None) -> float | None:
         return float(text)
     except ValueError:
         raise UserError(f"--temperature {text}: give a number or 'default'") from None
+
+
+def _max_tokens(text: str | None) -> int | None:
+    if text is None or text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'") from None
+    if value <= 0:
+        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'")
+    return value
 
 
 def _given(**options: object) -> dict[str, object]:

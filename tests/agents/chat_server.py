@@ -10,6 +10,9 @@ Run as a script it serves ``benchmark_model`` (a deterministic model that plays 
 every tool-call mode) and prints its base URL::
 
     python tests/agents/chat_server.py --latency 0.2
+
+or, with ``--bodies FILE`` (a JSON list), answers every request with the next of those bodies, as
+they are (cycling): malformed replies from a server in a process of its own.
 """
 
 from __future__ import annotations
@@ -40,7 +43,10 @@ class Reply:
     delay: float = 0.0
     finish_reason: str | None = None
     call_ids: tuple[str, ...] = ()  # ids to give the tool calls (default: call_<n> from a counter)
-    body: dict[str, Any] | None = None  # sent as it is instead (a malformed reply)
+    body: Any = None  # sent as it is instead (a malformed reply): JSON, or bytes sent raw
+    drip: float = 0.0  # seconds between the body's bytes (a slow-drip reply)
+    drop: bool = False  # close the connection without an answer
+    echo_headers: bool = False  # an error whose message repeats the request's headers
 
 
 def say(content: str) -> Reply:
@@ -111,7 +117,7 @@ class ChatServer:
         self.stop()
 
     # ---- called from handler threads ------------------------------------------------------------
-    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes, Reply]:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
@@ -119,11 +125,14 @@ class ChatServer:
         if self.latency or reply.delay:
             time.sleep(self.latency + reply.delay)
         if reply.body is not None:
-            return reply.status, reply.headers, json.dumps(reply.body).encode()
+            raw = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            return reply.status, reply.headers, raw, reply
         if reply.status != 200:
             payload = {"error": reply.error or {"message": f"HTTP {reply.status}"}}
-            return reply.status, reply.headers, json.dumps(payload).encode()
-        return 200, reply.headers, json.dumps(self._completion(body, reply)).encode()
+            if reply.echo_headers:
+                payload["error"] = {**payload["error"], "message": f"{payload['error'].get('message')}: {headers}"}
+            return reply.status, reply.headers, json.dumps(payload).encode(), reply
+        return 200, reply.headers, json.dumps(self._completion(body, reply)).encode(), reply
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         ids = list(reply.call_ids) or [f"call_srv{next(self._ids)}" for _ in reply.tool_calls]
@@ -173,20 +182,30 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {}, json.dumps({"error": {"message": "request body is not JSON"}}).encode())
             return
-        status, headers, payload = self.server.chat.answer(
+        status, headers, payload, reply = self.server.chat.answer(
             body, {k.lower(): v for k, v in self.headers.items()}
         )
-        self._send(status, headers, payload)
+        if reply.drop:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        self._send(status, headers, payload, reply.drip)
 
-    def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+    def _send(self, status: int, headers: dict[str, str], payload: bytes, drip: float = 0.0) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            headers = {"Content-Type": "application/json", **headers}
             self.send_header("Content-Length", str(len(payload)))
             for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if drip:
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(drip)
+            else:
+                self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             self.close_connection = True
 
@@ -228,8 +247,20 @@ def benchmark_model(request: dict[str, Any]) -> Reply:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds added to every reply")
+    parser.add_argument("--bodies", help="a JSON file: a list of reply bodies, sent as they are")
     args = parser.parse_args(argv)
-    with ChatServer(benchmark_model, latency=args.latency) as server:
+    responder: Responder = benchmark_model
+    if args.bodies:
+        with open(args.bodies, encoding="utf-8") as file:
+            bodies = itertools.cycle(json.load(file))
+        lock = threading.Lock()
+
+        def responder(_request: dict[str, Any]) -> Reply:
+            with lock:
+                body = next(bodies)
+            return Reply(body=body if not isinstance(body, str) else body.encode())
+
+    with ChatServer(responder, latency=args.latency) as server:
         print(server.url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin
 

@@ -45,6 +45,9 @@ class ToolCallRequest:
     id: str  # unique within the episode
     name: str
     arguments: str
+    # Set by the agent when the call came malformed (arguments sent as a JSON object instead of
+    # text, say): the call is still answered, and counted as malformed.
+    problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,13 @@ class EpisodeSetup:
 class AgentInfraError(Exception):
     """The agent could not produce a reply for reasons outside the agent's behaviour (network, quota,
     server errors after retries). The episode is recorded as ``infra_error`` and retried on resume."""
+
+
+class AgentRequestError(AgentInfraError):
+    """The endpoint refused the request for a reason no retry can fix (a rejected key, an unknown
+    model or URL, a request the server calls invalid, an exhausted quota). Every other episode
+    would fail the same way: the runner stops the run and reports it as an error of the invocation
+    (nothing is stored for the episode, so the same command runs it once the cause is fixed)."""
 
 
 class ContextLengthExceeded(Exception):

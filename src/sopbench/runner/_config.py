@@ -111,6 +111,8 @@ class RunConfig(BaseModel):
         user's effective options: an option left at its default equals the default given explicitly),
         then any other option of a plugin agent or user under ``agent_options`` / ``user_options``, and
         the ablation settings that are not at their default."""
+        from sopbench.agents.openai import redact_url
+
         sources = {
             "run": self.model_dump(mode="json"),
             "agent": effective_options(agent_factory(self.agent), self.agent_options),
@@ -128,6 +130,12 @@ class RunConfig(BaseModel):
         # before they existed still resumes.
         defaults = RunConfig.model_fields
         identity |= {k: v for k, v in self.ablations().items() if v != defaults[k].default}
+        # A base URL is stored without credentials (user information, key-like query values); it is
+        # not identity (NOT_IDENTITY_OPTIONS), but a plugin may name another option a URL.
+        for source in ("agent_options", "user_options"):
+            options = identity.get(source) or {}
+            if isinstance(options.get("base_url"), str):
+                options["base_url"] = redact_url(options["base_url"])
         # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
         return orjson.loads(orjson.dumps(identity, default=str))
 

@@ -4,17 +4,28 @@ The runner owns the transcript and the environment. The user opens; the agent an
 tool calls. Tool calls are executed in order on the lenient system and answered with the text the
 published simulator showed (``str`` of the tool's value); a call of ``exit_conversation`` ends the
 episode without being executed. Whenever the agent answers without a tool call, the user replies.
-The loop stops at the message limit (``max_turns``) or once ``max_actions`` calls were answered.
+The loop stops at the message limit (``max_turns``) or once ``max_actions`` calls were answered;
+``max_actions`` holds within one reply too (calls beyond it are dropped: a counted problem).
 
 A malformed call (unknown tool, arguments that are not a JSON object, missing or unexpected
 arguments) is the agent's mistake: it gets an error text as the tool result, the episode goes on,
 and the call is kept with its raw text and counted. An agent that raises, an ``AgentInfraError``
 or a timeout make the episode an ``infra_error`` (not scored, retried on resume); a
-``ContextLengthExceeded`` ends it as the agent's failure (scored as it stands).
+``ContextLengthExceeded`` ends it as the agent's failure (scored as it stands). An
+``AgentRequestError`` (a request no retry can fix) and ``AgentContractError`` (an agent whose
+``act`` returns something else than an ``AgentTurn``) are raised on: the run stops.
+
+``play_episode`` bounds an episode by a timeout whatever the agent does: agents and users of this
+package run on the caller's event loop (they never block it); any other (a plugin) runs in a thread
+of its own that the timeout can abandon. A timed-out episode keeps what it had: the transcript so
+far, its usage, and the request it was waiting on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +36,7 @@ from sopbench.agents import (
     NO_ACTION_NAMES,
     Agent,
     AgentInfraError,
+    AgentRequestError,
     AgentTurn,
     ContextLengthExceeded,
     EpisodeSetup,
@@ -79,6 +91,25 @@ class EpisodeResult:
     reason: str | None = None  # infra_error: what went wrong
     agent_steps: int = 0
     latency_s: float = 0.0
+    requests: int = 0  # requests the agent sent to its endpoint (retries included)
+    timed_out_requests: int = 0  # of which abandoned at the request timeout and sent again
+
+    def snapshot(self) -> EpisodeResult:
+        """A copy that an abandoned episode still running elsewhere cannot change."""
+        return EpisodeResult(
+            status=self.status,
+            end=self.end,
+            messages=[dict(m) for m in list(self.messages)],
+            calls=list(self.calls),
+            usage=self.usage,
+            user_usage=self.user_usage,
+            problems=list(self.problems),
+            raw_replies=list(self.raw_replies),
+            reason=self.reason,
+            agent_steps=self.agent_steps,
+            requests=self.requests,
+            timed_out_requests=self.timed_out_requests,
+        )
 
 
 def _call_message(turn: AgentTurn, calls: tuple[ToolCallRequest, ...]) -> dict[str, Any]:
@@ -103,6 +134,13 @@ class ToolDesk:
         self.history: list[GuardedCall] = []  # executed calls, as the guard reads them
 
     def answer(self, request: ToolCallRequest) -> ExecutedCall:
+        call = self._answer(request)
+        if request.problem is not None:  # malformed as sent (the agent says how): counted as such
+            problem = request.problem if call.problem is None else f"{request.problem}; {call.problem}"
+            call = ExecutedCall(call.id, call.name, call.arguments_text, call.arguments, call.output, problem)
+        return call
+
+    def _answer(self, request: ToolCallRequest) -> ExecutedCall:
         name, text = request.name, request.arguments
         if name not in self.offered:
             return ExecutedCall(
@@ -154,23 +192,34 @@ def episode_system(setup: EpisodeSetup, default_sop: str = "full") -> LenientSys
 
 
 async def run_episode(
-    setup: EpisodeSetup, agent: Agent, user: User, limits: Limits, *, default_sop: str = "full"
+    setup: EpisodeSetup,
+    agent: Agent,
+    user: User,
+    limits: Limits,
+    *,
+    default_sop: str = "full",
+    result: EpisodeResult | None = None,
 ) -> EpisodeResult:
-    """Play one episode to its end. Exceptions of the agent or user become an ``infra_error``."""
+    """Play one episode to its end, into ``result`` (a fresh one by default) as it goes.
+    Exceptions of the agent or user become an ``infra_error``; ``AgentRequestError`` is raised."""
     started = time.perf_counter()
     system = episode_system(setup, default_sop)
     offered = {tool["function"]["name"] for tool in setup.tools} - {EXIT_TOOL}
     desk = ToolDesk(system, offered, Guard.for_task(setup.task) if setup.env_mode == "guard" else None)
-    result = EpisodeResult(status="completed", end="max_turns")
+    if result is None:
+        result = EpisodeResult(status="completed", end="max_turns")
     messages = result.messages
+    side = "agent"
     try:
         await agent.start(setup)
+        side = "user"
         await user.start(setup)
         opening = await user.opening()
         result.user_usage += opening.usage
-        messages.append({"role": "user", "content": opening.content})
+        messages.append({"role": "user", "content": _as_text(opening.content)})
         executed = 0
         while len(messages) < limits.max_turns and executed < limits.max_actions:
+            side = "agent"
             try:
                 turn = await agent.act(messages)
             except ContextLengthExceeded as exc:
@@ -178,20 +227,33 @@ async def run_episode(
                 result.problems.append(f"context length exceeded: {exc}")
                 break
             result.agent_steps += 1
+            turn = _checked_turn(turn, result.problems)
             result.usage += turn.usage
             result.problems.extend(turn.problems)
             calls = turn.tool_calls
             if any(c.name.strip().lower() in NO_ACTION_NAMES for c in calls):
                 calls = ()  # published: a message with a no-action call has no tool calls at all
+            # max_actions holds within one reply too: calls beyond it are not executed (nor kept in
+            # the message, whose every call must have its answer). max_turns is checked before each
+            # reply, as published: the answers of the last reply's calls may pass it (ten calls
+            # after the opening make 21 messages, the published runs included).
+            room = limits.max_actions - executed
+            if len(calls) > room:
+                result.problems.append(
+                    f"reply has {len(calls)} tool calls; only {room} fit --max-actions "
+                    f"({limits.max_actions}): the others were not executed"
+                )
+                calls = calls[:room]
             messages.append(_call_message(turn, calls))
             if turn.raw is not None:
                 result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw})
             if not calls:
                 if len(messages) >= limits.max_turns:
                     break
+                side = "user"
                 reply = await user.reply(messages)
                 result.user_usage += reply.usage
-                messages.append({"role": "user", "content": reply.content})
+                messages.append({"role": "user", "content": _as_text(reply.content)})
                 if reply.ends:
                     result.end = "user_ended"
                     break
@@ -212,21 +274,139 @@ async def run_episode(
                 executed += 1
         else:
             result.end = "max_actions" if executed >= limits.max_actions else "max_turns"
+    except (AgentRequestError, AgentContractError):
+        raise
     except AgentInfraError as exc:
-        _infra(result, f"agent infrastructure error: {exc}")
+        # which endpoint failed: the agent's, or the user's (the ``llm`` user has its own)
+        _infra(result, f"{side} endpoint error: {exc}")
     except Exception as exc:  # noqa: BLE001 - an agent or user bug must not stop the other episodes
-        _infra(result, f"{type(exc).__name__}: {exc}")
+        _infra(result, f"{side} raised {type(exc).__name__}: {exc}")
     finally:
-        for side in (agent, user):
+        for closing in (agent, user):
             try:
-                await side.close()
+                await closing.close()
             except Exception as exc:  # noqa: BLE001
                 if result.status == "completed":
                     _infra(result, f"closing failed: {type(exc).__name__}: {exc}")
-    result.final_database = system.db
-    system.close()
-    result.latency_s = time.perf_counter() - started
+        _count_requests(result, agent)
+        result.final_database = system.db
+        system.close()
+        result.latency_s = time.perf_counter() - started
     return result
+
+
+async def play_episode(
+    setup: EpisodeSetup,
+    agent: Agent,
+    user: User,
+    limits: Limits,
+    timeout: float | None,
+    *,
+    default_sop: str = "full",
+) -> EpisodeResult:
+    """``run_episode`` bounded by ``timeout`` seconds (module docstring). A timed-out episode is an
+    ``infra_error`` that keeps its transcript, usage and the request it was waiting on."""
+    started = time.perf_counter()
+    result = EpisodeResult(status="completed", end="max_turns")
+    episode = run_episode(setup, agent, user, limits, default_sop=default_sop, result=result)
+    try:
+        if _cooperative(agent) and _cooperative(user):
+            return await asyncio.wait_for(episode, timeout)
+        return await asyncio.wait_for(_in_own_thread(episode), timeout)
+    except TimeoutError:
+        waiting = _waiting_on(agent) or _waiting_on(user)
+        partial = result.snapshot()
+        _count_requests(partial, agent)
+        reason = f"the episode timed out after {timeout:g} s"
+        if waiting is not None:
+            reason += (
+                f" while waiting {time.monotonic() - waiting['sent']:.0f} s for a reply from "
+                f"{waiting['url']} (model {waiting['model']}, request of {waiting['messages']} messages, "
+                f"attempt {waiting['attempt']})"
+            )
+        _infra(partial, reason)
+        partial.latency_s = time.perf_counter() - started
+        return partial
+
+
+class AgentContractError(Exception):
+    """An agent broke the ``Agent`` contract (``act`` returned something that is not an
+    ``AgentTurn``): a bug of the agent's code, an error of the invocation, not of one episode."""
+
+
+def _cooperative(side: object) -> bool:
+    """Agents and users of this package never block the event loop; plugins may."""
+    return type(side).__module__.startswith("sopbench.")
+
+
+async def _in_own_thread(coroutine: Any) -> Any:
+    """Run ``coroutine`` on an event loop in a daemon thread: a timeout can abandon it even when
+    it blocks (a blocked plugin keeps its thread until it returns or the process ends)."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[Any] = loop.create_future()
+
+    def deliver(setter: str, value: Any) -> None:
+        if not outcome.done():
+            getattr(outcome, setter)(value)
+
+    def target() -> None:
+        try:
+            value = asyncio.run(coroutine)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting loop
+            setter, value = "set_exception", exc
+        else:
+            setter = "set_result"
+        with contextlib.suppress(RuntimeError):  # the waiting loop is gone: nobody wants it any more
+            loop.call_soon_threadsafe(deliver, setter, value)
+
+    threading.Thread(target=target, name="sopbench-episode", daemon=True).start()
+    return await outcome
+
+
+def _waiting_on(side: object) -> dict[str, Any] | None:
+    waiting = getattr(getattr(side, "endpoint", None), "waiting_on", None)
+    return waiting if isinstance(waiting, dict) else None
+
+
+def _count_requests(result: EpisodeResult, agent: Agent) -> None:
+    endpoint = getattr(agent, "endpoint", None)
+    for name in ("requests", "timed_out_requests"):
+        value = getattr(endpoint, name, 0)
+        if isinstance(value, int):
+            setattr(result, name, value)
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _checked_turn(turn: Any, problems: list[str]) -> AgentTurn:
+    """The agent's turn with text where text belongs: an agent (a plugin, say) that hands over
+    anything else made a mistake, named here, instead of a transcript no scorer can read."""
+    if not isinstance(turn, AgentTurn):
+        raise AgentContractError(f"act() returned {type(turn).__name__}, not an AgentTurn")
+    content = turn.content
+    if content is not None and not isinstance(content, str):
+        problems.append(f"the agent's content is {type(content).__name__}, not text")
+        content = str(content)
+    calls = []
+    for c in turn.tool_calls or ():
+        if not isinstance(c, ToolCallRequest):
+            problems.append(f"the agent returned a tool call of type {type(c).__name__}")
+            continue
+        fields = (c.id, c.name, c.arguments)
+        if all(isinstance(v, str) for v in fields):
+            calls.append(c)
+            continue
+        problems.append(f"the agent's tool call {c.name!r} has a field that is not text")
+        ident, name, arguments = ("" if v is None else v if isinstance(v, str) else str(v) for v in fields)
+        calls.append(ToolCallRequest(ident, name, arguments, c.problem or "a field was not text"))
+    usage = turn.usage if isinstance(turn.usage, Usage) else Usage()
+    if content is turn.content and len(calls) == len(turn.tool_calls) and usage is turn.usage and all(
+        a is b for a, b in zip(calls, turn.tool_calls, strict=False)
+    ):
+        return turn
+    return AgentTurn(content, tuple(calls), usage, turn.raw, turn.problems)
 
 
 def _infra(result: EpisodeResult, reason: str) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sopbench.agents import Agent, Usage, agent_factory, user_factory
+from sopbench.agents import Agent, AgentRequestError, Usage, agent_factory, user_factory
 from sopbench.constraints import singles
 from sopbench.domains import PUBLISHED_DOMAINS, UnknownDomain, get_domain
 from sopbench.scoring import RunScore, ScoringError, Summary, summarize
@@ -22,7 +22,7 @@ from sopbench.statistics import Usage as StatUsage
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
-from ._episode import EpisodeResult, Limits, run_episode
+from ._episode import AgentContractError, EpisodeResult, Limits, play_episode
 from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
 from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
@@ -93,10 +93,16 @@ class RunReport:
     infra_reasons: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)  # stored rows that could not be read (run again)
     usage: UsageSummary | None = None  # tokens and latency of the completed episodes
+    # Completed episodes in which the model never replied (its first request already failed, by a
+    # context overflow): no behaviour to judge, so not scored (like an infra_error), counted by
+    # how they ended. They make the run incomplete (exit 1) though no resume changes them.
+    no_reply: dict[str, int] = field(default_factory=dict)
+    scored_tasks: list[str] = field(default_factory=list)  # task ids in ``summary`` (baselines use them)
+    timed_out_requests: int = 0  # requests abandoned at --request-timeout and sent again
 
     @property
     def complete(self) -> bool:
-        return self.infra_errors == 0 and self.completed == self.episodes
+        return self.infra_errors == 0 and not self.no_reply and self.completed == self.episodes
 
     def as_dict(self) -> dict[str, Any]:
         task_set = None
@@ -119,6 +125,8 @@ class RunReport:
             "baselines": {name: summary.as_dict() for name, summary in self.baselines.items()},
             "infra_reasons": list(self.infra_reasons),
             "usage": None if self.usage is None else self.usage.as_dict(),
+            "no_reply": dict(self.no_reply),
+            "timed_out_requests": self.timed_out_requests,
         }
 
 
@@ -228,16 +236,7 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
         )
         return result, None
     limits = Limits(config.max_turns, config.max_actions)
-    started = time.perf_counter()
-    try:
-        result = await asyncio.wait_for(run_episode(setup, agent, user, limits, default_sop=config.default_sop), config.episode_timeout)
-    except TimeoutError:
-        result = EpisodeResult(
-            status="infra_error",
-            end="infra_error",
-            reason=f"the episode timed out after {config.episode_timeout:g} s",
-        )
-        result.latency_s = time.perf_counter() - started
+    result = await play_episode(setup, agent, user, limits, config.episode_timeout, default_sop=config.default_sop)
     return result, agent
 
 
@@ -304,7 +303,12 @@ def episode_row(
         "problems": result.problems,
         "raw_replies": result.raw_replies,
         "malformed_calls": sum(c.problem is not None for c in result.calls),
-        "usage": _usage(result.usage),
+        "usage": _usage(result.usage)
+        | (
+            {"requests": result.requests, "timed_out_requests": result.timed_out_requests}
+            if result.requests
+            else {}
+        ),
         "user_usage": _usage(result.user_usage),
         "agent_steps": result.agent_steps,
         "latency_s": result.latency_s,
@@ -385,21 +389,31 @@ async def _run_async(
     queue: asyncio.Queue[Episode] = asyncio.Queue()
     for episode in episodes:
         queue.put_nowait(episode)
+    refused: list[str] = []
 
     async def worker() -> None:
-        while not signals.received:
+        while not signals.received and not refused:
             try:
                 episode = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
             earlier = finished.get((episode.task_id, episode.run))
             attempts = (earlier.attempts if earlier else 0) + 1
-            result, agent = await play(config, episode)
+            try:
+                result, agent = await play(config, episode)
+            except AgentRequestError as exc:  # every episode would fail alike: stop scheduling
+                refused.append(str(exc))
+                return
+            except AgentContractError as exc:
+                refused.append(f"agent {config.agent!r} is broken: {exc}")
+                return
             row = episode_row(config, episode, result, agent, attempts)
             store.put(row)
             progress.done += 1
             progress.last = episode.task_id
-            if row["status"] == "completed":
+            if never_replied(row):
+                pass  # neither scored nor an infra_error: counted apart in the report
+            elif row["status"] == "completed":
                 progress.scored += 1
                 progress.passed += row["passed"]
             else:
@@ -426,6 +440,15 @@ async def _run_async(
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+    if refused:
+        raise RunRefused(f"the run stopped: {refused[0]}")
+
+
+class RunRefused(RunConfigError):
+    """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
+    request the server calls invalid), or an agent broke its contract: an error of the invocation.
+    Episodes finished before it are stored; the one refused is not (the same command runs it once
+    the cause is fixed)."""
 
 
 def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunReport:
@@ -462,9 +485,17 @@ def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunRepor
         finally:
             store.close()
     report.task_set = task_set
-    if config.baselines:
-        report.baselines = baseline_summaries(config, selected)
+    if config.baselines:  # on the tasks the agent was scored on, so that the comparison is fair
+        scored = set(report.scored_tasks)
+        report.baselines = baseline_summaries(config, [(t, i) for t, i in selected if i in scored])
     return report
+
+
+def never_replied(row: dict[str, Any]) -> bool:
+    """A completed episode in which the model never replied: its first request already overflowed
+    the context. There is no behaviour to judge (a must-refuse task would pass by silence), so it
+    is reported apart and not scored."""
+    return row["status"] == "completed" and row.get("agent_steps") == 0 and row["end_reason"] == "context_length"
 
 
 def _generated_seed(config: RunConfig) -> int | None:
@@ -580,11 +611,19 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
     wanted = {(e.task_id, e.run) for e in episodes}
     scores, infra, reasons = [], 0, []
     damaged: list[str] = []
+    no_reply: dict[str, int] = {}
+    scored_tasks: dict[str, None] = {}
+    timed_out = 0
     for row in store.rows(on_damaged=damaged.append):
         if (row["task_id"], row["run"]) not in wanted:
             continue
-        if row["status"] == "completed":
+        usage = row.get("usage") or {}
+        timed_out += usage.get("timed_out_requests", 0) if isinstance(usage, dict) else 0
+        if never_replied(row):
+            no_reply[row["end_reason"]] = no_reply.get(row["end_reason"], 0) + 1
+        elif row["status"] == "completed":
             scores.append(row_score(row))
+            scored_tasks[row["task_id"]] = None
         else:
             infra += 1
             reasons.append(f"{row['task_id']} run {row['run']}: {row['reason']}")
@@ -599,6 +638,9 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         infra_reasons=reasons,
         damaged=damaged,
         usage=summarize_usage([score.outcome() for score in scores]),
+        no_reply=no_reply,
+        scored_tasks=list(scored_tasks),
+        timed_out_requests=timed_out,
     )
 
 

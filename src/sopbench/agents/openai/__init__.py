@@ -9,12 +9,23 @@ what a model was told::
 """
 
 from ._agent import OpenAIAgent
-from ._endpoint import ChatEndpoint, ChatReply, ChatToolCall, RetryPolicy, public_url
+from ._endpoint import (
+    TOOL_CHOICES,
+    ChatEndpoint,
+    ChatReply,
+    ChatToolCall,
+    RetryPolicy,
+    public_url,
+    read_completion,
+    redact_url,
+    scrub_secret,
+)
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
 from ._users import AdversarialUser, LLMUser, user_view
 
 __all__ = [
+    "TOOL_CHOICES",
     "TOOL_MODES",
     "AdversarialUser",
     "ChatEndpoint",
@@ -28,6 +39,9 @@ __all__ = [
     "fc_messages",
     "parse_text_reply",
     "public_url",
+    "read_completion",
+    "redact_url",
+    "scrub_secret",
     "render_text_reply",
     "text_messages",
     "user_view",

@@ -8,7 +8,7 @@ from typing import Any
 
 from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
 
-from ._endpoint import ChatReply, ModelSide
+from ._endpoint import TOOL_CHOICES, ChatReply, ModelSide
 from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
 
@@ -22,6 +22,10 @@ class OpenAIAgent(ModelSide, Agent):
     thought). The key is read from ``$OPENAI_API_KEY`` or the variable ``api_key_env`` names; local
     servers need none. Retries: ``max_retries`` with backoff from ``retry_initial_backoff`` doubling
     up to ``retry_max_backoff`` seconds (full jitter).
+
+    ``tool_choice`` (fc only) is sent with the tools: some servers (llama-cpp-python) show the model
+    the tools only when a request carries it. ``max_tokens`` defaults to the published 512 (None:
+    no limit). ``compact_tools`` (text modes) writes the tool list as compact JSON.
     """
 
     name = "openai"
@@ -35,7 +39,9 @@ class OpenAIAgent(ModelSide, Agent):
         base_url: str | None = None,
         tool_mode: str = "fc",
         temperature: float | None = 0.0,
-        max_tokens: int | None = None,
+        max_tokens: int | None = 512,
+        tool_choice: str = "auto",
+        compact_tools: bool = False,
         api_key_env: str | None = None,
         request_timeout: float = 300.0,
         max_retries: int = 5,
@@ -45,8 +51,12 @@ class OpenAIAgent(ModelSide, Agent):
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
+        if tool_choice not in TOOL_CHOICES:
+            raise ValueError(f"unknown tool choice {tool_choice!r}; choose one of {', '.join(TOOL_CHOICES)}")
         self._use_model(locals())
         self.tool_mode = tool_mode
+        self.tool_choice = tool_choice
+        self.compact_tools = compact_tools
         self.send_seed = send_seed
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
@@ -57,7 +67,7 @@ class OpenAIAgent(ModelSide, Agent):
 
     async def start(self, setup: EpisodeSetup) -> None:
         self._setup = setup
-        self.system_prompt = build_system_prompt(setup, self.tool_mode)
+        self.system_prompt = build_system_prompt(setup, self.tool_mode, compact_tools=self.compact_tools)
         self._call_ids = set()
         await self.endpoint.open()
 
@@ -70,7 +80,10 @@ class OpenAIAgent(ModelSide, Agent):
             params["seed"] = self._setup.seed % 2**31
         if self.tool_mode == "fc":
             reply = await self.endpoint.complete(
-                fc_messages(self.system_prompt, messages), tools=self._setup.tools, **params
+                fc_messages(self.system_prompt, messages),
+                tools=self._setup.tools,
+                tool_choice=self.tool_choice,
+                **params,
             )
             return self._fc_turn(reply)
         reasoning = self.tool_mode == "react"
@@ -84,10 +97,14 @@ class OpenAIAgent(ModelSide, Agent):
     # answers the call with an error result and counts the problem once, from what it executed.
     # ``problems`` names what only the agent can see: a reply it could not read.
     def _fc_turn(self, reply: ChatReply) -> AgentTurn:
-        calls = reply.tool_calls
-        if any(call.name.strip().lower() in NO_ACTION for call in calls):
-            calls = ()  # a "no action" call means the reply has no tool call (published loop)
-        requests = tuple(ToolCallRequest(self._unique_id(c.id), c.name, c.arguments) for c in calls)
+        calls = list(zip(reply.tool_calls, reply.call_problems or [None] * len(reply.tool_calls), strict=True))
+        if any(call.name.strip().lower() in NO_ACTION and not problem for call, problem in calls):
+            calls = []  # a "no action" call means the reply has no tool call (published loop)
+        requests = tuple(
+            ToolCallRequest(self._unique_id(c.id), c.name, c.arguments, problem) for c, problem in calls
+        )
+        if reply.raw is not None:  # a malformed reply: named, counted, and its raw JSON kept
+            return AgentTurn(reply.content, requests, reply.usage, reply.raw, reply.problems)
         if requests or (reply.content or "").strip():
             return AgentTurn(reply.content, requests, reply.usage)
         raw = json.dumps(
@@ -102,16 +119,17 @@ class OpenAIAgent(ModelSide, Agent):
         return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
 
     def _text_turn(self, reply: ChatReply) -> AgentTurn:
+        raw = reply.raw if reply.problems else reply.content
         if not (reply.content or "").strip():
-            return AgentTurn(None, (), reply.usage, reply.content, (_empty_reply(reply),))
+            return AgentTurn(None, (), reply.usage, raw, (*reply.problems, _empty_reply(reply)))
         parsed = parse_text_reply(reply.content)
-        problems = list(parsed.problems)
+        problems = [*reply.problems, *parsed.problems]
         if reply.tool_calls:
             problems.append("native tool calls in a text-protocol reply are ignored")
         requests: tuple[ToolCallRequest, ...] = ()
         if parsed.call is not None:
             requests = (ToolCallRequest(self._unique_id(""), *parsed.call),)
-        return AgentTurn(parsed.content, requests, reply.usage, reply.content, tuple(problems))
+        return AgentTurn(parsed.content, requests, reply.usage, raw, tuple(problems))
 
     def _unique_id(self, proposed: str) -> str:
         """The model's call id when usable, else ``call_<n>``: ids must be unique within an episode."""

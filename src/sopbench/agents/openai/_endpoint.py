@@ -16,16 +16,20 @@ the server sent back (some servers echo the key they rejected).
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import os
 import random
 import re
+import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
-from sopbench.agents._protocol import AgentInfraError, ContextLengthExceeded, Usage
+from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded, Usage
 
 if TYPE_CHECKING:
     import openai
@@ -34,6 +38,9 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 # Local servers (vLLM, Ollama, llama.cpp) accept any bearer token, and the client insists on one.
 _NO_KEY = "no-key-set"
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+# A server error that names a validation failure is the request's fault: sending it again is useless.
+_VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
+TOOL_CHOICES = ("auto", "required", "none")
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?length|context window|maximum context|context size|too many tokens|"
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
@@ -56,10 +63,15 @@ class RetryPolicy:
         if self.max_retries < 0 or self.initial_backoff < 0 or self.max_backoff < 0:
             raise ValueError("retry settings must not be negative")
 
-    def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
-        if retry_after is not None:
+    def delay(
+        self, retry: int, rng: random.Random, retry_after: float | None = None, *, full: bool = False
+    ) -> float:
+        """The wait before retry ``retry``; ``full``: the whole backoff step, no jitter towards zero
+        (after a timeout, when the server may still be busy with the abandoned request)."""
+        step = min(self.max_backoff, self.initial_backoff * 2.0**retry)
+        if retry_after is not None and math.isfinite(retry_after):
             return min(max(retry_after, 0.0), self.max_backoff)
-        return rng.uniform(0.0, min(self.max_backoff, self.initial_backoff * 2.0**retry))
+        return step if full else rng.uniform(0.0, step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +85,37 @@ class ChatToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ChatReply:
+    """A reply read defensively: ``problems`` names every field that had the wrong shape (it was
+    turned into text) and ``raw`` is then the reply's message as the server sent it."""
+
     content: str | None
     tool_calls: tuple[ChatToolCall, ...]
     usage: Usage
     finish_reason: str | None
+    problems: tuple[str, ...] = ()
+    raw: str | None = None
+    # per call (same order as ``tool_calls``): why the call itself is malformed, or None
+    call_problems: tuple[str | None, ...] = field(default=())
+
+
+_SECRET_QUERY = re.compile(r"key|token|secret|sig|pass|auth", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user information, and with the values of query parameters that look like
+    credentials (``api-key``, ``token``, ...) replaced by ``***``: safe to store, still the same
+    endpoint for everything else (path, other parameters)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    query = "&".join(
+        f"{name}=***" if _SECRET_QUERY.search(name) and sep else pair
+        for pair in parts.query.split("&")
+        if pair
+        for name, sep, _value in [pair.partition("=")]
+    )
+    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
 
 
 def public_url(url: str) -> str:
@@ -118,6 +157,9 @@ class ChatEndpoint:
         self.request_timeout = float(request_timeout)
         self.retry = retry
         self._rng = random.Random()
+        self.requests = 0  # attempts sent, retries included
+        self.timed_out_requests = 0  # attempts abandoned at the request timeout (then retried)
+        self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
         self._client: openai.AsyncOpenAI | None = None
         self._pool_key: tuple[Any, ...] | None = None
 
@@ -143,15 +185,13 @@ class ChatEndpoint:
         import openai  # imported on first use: it takes most of a second, and the CLI imports agents
 
         return openai.AsyncOpenAI(
-            api_key=os.environ.get(self.api_key_env) or _NO_KEY,
+            # a key pasted with a trailing newline or space is the same key (the header refuses it)
+            api_key=(os.environ.get(self.api_key_env) or "").strip() or _NO_KEY,
             base_url=self.base_url,
             timeout=self.request_timeout,
             max_retries=0,  # retries are classified and bounded here (module docstring)
             http_client=_aiohttp_transport(openai),
         )
-
-    def _secret(self) -> str | None:
-        return os.environ.get(self.api_key_env) or None
 
     # ---- requests -------------------------------------------------------------------------------
     async def complete(
@@ -161,7 +201,8 @@ class ChatEndpoint:
         tools: Sequence[Mapping[str, Any]] | None = None,
         **params: Any,
     ) -> ChatReply:
-        """One reply; raises ``AgentInfraError`` or ``ContextLengthExceeded`` (module docstring)."""
+        """One reply; raises ``AgentInfraError``, ``AgentRequestError`` or ``ContextLengthExceeded``
+        (module docstring). A malformed reply is returned with its problems named, never raised."""
         await self.open()
         assert self._client is not None
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
@@ -170,12 +211,26 @@ class ChatEndpoint:
         request.update({k: v for k, v in params.items() if v is not None})
         retries = 0
         while True:
+            self.requests += 1
+            self.waiting_on = {
+                "url": self.where,
+                "model": self.model,
+                "messages": len(request["messages"]),
+                "attempt": retries + 1,
+                "sent": time.monotonic(),
+            }
             outcome = await self._attempt(request)
+            self.waiting_on = None
             if isinstance(outcome, ChatReply):
                 return outcome
             failure, retry_after = outcome
+            timed_out = isinstance(failure, _TimedOut)
+            if timed_out:
+                # The server may still be generating the abandoned reply: the retry is counted (the
+                # run summary shows it) and waits a whole backoff step, never a jittered near-zero.
+                self.timed_out_requests += 1
             if isinstance(failure, _Retryable) and retries < self.retry.max_retries:
-                await asyncio.sleep(self.retry.delay(retries, self._rng, retry_after))
+                await asyncio.sleep(self.retry.delay(retries, self._rng, retry_after, full=timed_out))
                 retries += 1
                 continue
             if isinstance(failure, _Retryable):
@@ -195,48 +250,29 @@ class ChatEndpoint:
             # The request is wire-format JSON already: posted as it is (the client's documented way
             # to send any body), because the typed transformation that ``chat.completions.create``
             # applies to messages and tool schemas costs milliseconds of CPU per request, which
-            # caps concurrency on a small machine. Timeout, headers and errors are the client's.
-            completion = await self._client.post(
-                "/chat/completions", cast_to=openai.types.chat.ChatCompletion, body=request
+            # caps concurrency on a small machine. The reply is taken as text and read here: the
+            # client's typed models accept any JSON shape unchecked, and a reply is the model's
+            # output, to be judged, never trusted. ``wait_for`` bounds the whole request, body
+            # included: the client's own timeout is per read, so a slow drip would never end.
+            text = await asyncio.wait_for(
+                self._client.post("/chat/completions", cast_to=str, body=request), self.request_timeout
             )
+        except TimeoutError:
+            return _TimedOut(f"no complete reply within {self.request_timeout:g} s"), None
         except openai.APIStatusError as exc:
             return self._status_failure(exc), _retry_after(exc.response.headers)
         except openai.APITimeoutError as exc:
-            refused = _connection_failure(exc)  # the aiohttp transport reports refusals as timeouts
-            if refused is not None:
-                return _Retryable(f"connection failed ({self._scrub(refused)})"), None
-            return _Retryable(f"no reply within {self.request_timeout:g} s"), None
+            dropped = _connection_failure(exc)  # the aiohttp transport reports refusals as timeouts
+            if dropped is not None:
+                return _Retryable(f"connection failed ({self._scrub(dropped)})"), None
+            return _TimedOut(f"no reply within {self.request_timeout:g} s"), None
         except openai.APIConnectionError as exc:
-            return _Retryable(f"connection failed ({self._scrub(str(exc))})"), None
-        except openai.APIError as exc:  # a reply that is not a chat completion
+            cause = _connection_failure(exc)
+            detail = f"{exc}: {cause}" if cause and cause not in str(exc) else str(exc)
+            return _Retryable(f"connection failed ({self._scrub(detail)})"), None
+        except openai.APIError as exc:  # a reply the client could not read at all
             return _Retryable(f"unreadable reply ({self._scrub(str(exc))})"), None
-        return self._reply(completion)
-
-    def _reply(self, completion: Any) -> ChatReply | tuple[Exception, None]:
-        choices = getattr(completion, "choices", None)
-        if not choices:
-            return _Retryable("the reply holds no choices"), None
-        choice = choices[0]
-        message = choice.message
-        if message is None:
-            return _Retryable("the reply's choice holds no message"), None
-        calls = tuple(
-            ChatToolCall(
-                id=call.id or "",
-                name=(call.function.name or "") if call.function else "",
-                arguments=(call.function.arguments or "") if call.function else "",
-            )
-            for call in (message.tool_calls or ())
-        )
-        usage = completion.usage
-        return ChatReply(
-            content=message.content,
-            tool_calls=calls,
-            usage=Usage(
-                (usage.prompt_tokens or 0) if usage else 0, (usage.completion_tokens or 0) if usage else 0
-            ),
-            finish_reason=choice.finish_reason,
-        )
+        return read_completion(text if isinstance(text, str) else str(text), self._scrub)
 
     def _status_failure(self, exc: openai.APIStatusError) -> Exception:
         status = exc.status_code
@@ -245,21 +281,161 @@ class ChatEndpoint:
         if status in (400, 413, 422) and _CONTEXT_LENGTH.search(detail):
             return ContextLengthExceeded(f"{where}: the conversation exceeds the model's context: {detail}")
         if status == 429 and "insufficient_quota" in detail:
-            return AgentInfraError(f"{where}: quota exhausted (HTTP 429): {detail}")
+            return AgentRequestError(f"{where}: quota exhausted (HTTP 429): {detail}")
+        if status >= 500 and _VALIDATION.search(detail):
+            return AgentRequestError(
+                f"{where}: the server rejected the request as invalid (HTTP {status}, not retried): {detail}"
+            )
         if status in _RETRYABLE_STATUS or status >= 500:
             return _Retryable(f"HTTP {status}: {detail}")
         if status in (401, 403):
-            return AgentInfraError(
+            return AgentRequestError(
                 f"{where}: the endpoint rejected the API key (HTTP {status}); the key is read from "
                 f"${self.api_key_env}: {detail}"
             )
-        return AgentInfraError(f"{where}: the endpoint refused the request (HTTP {status}): {detail}")
+        if status == 404 and self.base_url and not urlsplit(self.base_url).path.rstrip("/").endswith("/v1"):
+            return AgentRequestError(
+                f"{where}: HTTP 404 at {self.where}/chat/completions; OpenAI-compatible servers "
+                f"usually serve it under /v1: try --base-url {self.where.rstrip('/')}/v1 ({detail})"
+            )
+        return AgentRequestError(f"{where}: the endpoint refused the request (HTTP {status}): {detail}")
 
     def _scrub(self, text: str) -> str:
-        secret = self._secret()
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+        return scrub_secret(text, os.environ.get(self.api_key_env))
+
+
+def scrub_secret(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` replaced by ``***`` in every form a server or URL may show it:
+    as set, stripped of surrounding white space, and percent-encoded."""
+    if not secret:
         return text
+    forms = {secret, secret.strip(), quote(secret, safe=""), quote(secret.strip(), safe="")}
+    forms |= {quote_plus(form) for form in list(forms)}
+    for form in sorted((f for f in forms if len(f) >= 4), key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
+def read_completion(text: str, scrub: Any = lambda t: t) -> ChatReply | tuple[Exception, None]:
+    """A chat-completion body read field by field. A body that is not a JSON completion with a
+    choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
+    objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
+    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _Retryable(f"unreadable reply (not JSON): {scrub(_clip(text))!r}"), None
+    if not isinstance(data, Mapping):
+        return _Retryable(f"unreadable reply (not a JSON object): {scrub(_clip(text))!r}"), None
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = data.get("error")
+        if error:
+            return _Retryable(f"the reply is an error: {scrub(_clip(json.dumps(error)))}"), None
+        return _Retryable("the reply holds no choices"), None
+    choice = choices[0] if isinstance(choices[0], Mapping) else {}
+    message = choice.get("message")
+    problems: list[str] = []
+    if not isinstance(message, Mapping):
+        problems.append(f"the reply's message is {_kind(message)}, not an object")
+        message = {}
+    content = _as_text(message.get("content"), "content", problems)
+    calls: list[ChatToolCall] = []
+    call_problems: list[str | None] = []
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None and not isinstance(raw_calls, list):
+        problems.append(f"tool_calls is {_kind(raw_calls)}, not a list")
+        raw_calls = []
+    for i, raw_call in enumerate(raw_calls or ()):
+        where = f"tool_calls[{i}]"
+        if not isinstance(raw_call, Mapping):
+            problems.append(f"{where} is {_kind(raw_call)}, not an object")
+            calls.append(ChatToolCall("", "", json.dumps(raw_call, ensure_ascii=False)))
+            call_problems.append(f"the call is {_kind(raw_call)}, not an object")
+            continue
+        call_id = raw_call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            problems.append(f"{where}.id is {_kind(call_id)}, not a string")
+        function = raw_call.get("function")
+        if not isinstance(function, Mapping):
+            problems.append(f"{where}.function is {_kind(function)}, not an object")
+            function = {}
+        name = function.get("name")
+        if not isinstance(name, str) or not name.strip():
+            problems.append(f"{where}.function.name is {_kind(name)}, not a tool name")
+        arguments = function.get("arguments")
+        call_problem = None  # counted once, as a malformed call (not also as a reply problem)
+        if not isinstance(arguments, str):
+            call_problem = f"arguments sent as {_kind(arguments)}, not as a JSON string"
+        calls.append(
+            ChatToolCall(
+                "" if call_id is None else str(call_id) if not isinstance(call_id, str) else call_id,
+                name if isinstance(name, str) else ("" if name is None else json.dumps(name)),
+                arguments
+                if isinstance(arguments, str)
+                else ("" if arguments is None else json.dumps(arguments, ensure_ascii=False)),
+            )
+        )
+        call_problems.append(call_problem)
+    finish = choice.get("finish_reason")
+    raw = None
+    if problems or any(call_problems):
+        raw = json.dumps(choice.get("message"), ensure_ascii=False, default=str)
+    return ChatReply(
+        content=content,
+        tool_calls=tuple(calls),
+        usage=_usage(data.get("usage")),
+        finish_reason=finish if isinstance(finish, str) else None,
+        problems=tuple(f"malformed reply: {p}" for p in problems),
+        raw=raw,
+        call_problems=tuple(call_problems),
+    )
+
+
+def _as_text(value: Any, where: str, problems: list[str]) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content parts: their text, in order
+        texts = [
+            part["text"]
+            for part in value
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        ]
+        problems.append(f"{where} is a list of {len(value)} parts, not a string")
+        return "\n".join(texts) if texts else None
+    problems.append(f"{where} is {_kind(value)}, not a string")
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _usage(usage: Any) -> Usage:
+    if not isinstance(usage, Mapping):
+        return Usage()
+
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    return Usage(count("prompt_tokens"), count("completion_tokens"))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a JSON number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a JSON list"
+    if isinstance(value, Mapping):
+        return "a JSON object"
+    return type(value).__name__
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class ModelSide:
@@ -310,13 +486,17 @@ def _aiohttp_transport(openai: Any) -> Any:
 
 
 def _connection_failure(exc: BaseException) -> str | None:
-    """The text of an ``OSError`` (other than a timeout) behind ``exc``, if there is one."""
+    """What broke the connection behind ``exc`` (a refusal, a reset, a server that closed it
+    mid-reply), or None when the cause is a timeout."""
     seen: BaseException | None = exc.__cause__ or exc.__context__
     for _ in range(8):
         if seen is None:
             return None
-        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
-            return str(seen)
+        if isinstance(seen, TimeoutError | asyncio.TimeoutError) or "timeout" in type(seen).__name__.lower():
+            seen = seen.__cause__ or seen.__context__
+            continue
+        if isinstance(seen, OSError) or type(seen).__module__.split(".")[0] in ("aiohttp", "httpx", "httpcore", "h11"):
+            return f"{type(seen).__name__}: {seen}" if str(seen) else type(seen).__name__
         seen = seen.__cause__ or seen.__context__
     return None
 
@@ -325,6 +505,10 @@ class _Retryable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class _TimedOut(_Retryable):
+    """No complete reply within the request timeout: retried, and counted."""
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
@@ -341,13 +525,29 @@ def _error_text(exc: openai.APIStatusError) -> str:
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks us to wait, or None when it says nothing usable. Seconds (or
+    ``retry-after-ms``) and HTTP dates are read; nan, infinities and negatives are ignored; the
+    caller caps the rest at the policy's ``max_backoff``."""
     for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(header)
-        if value is not None:
+        if value is None:
+            continue
+        value = value.strip()
+        try:
+            seconds = float(value) * scale
+        except ValueError:
             try:
-                return float(value) * scale
-            except ValueError:
+                when = parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError, OverflowError):
                 return None
+            if when is None:
+                return None
+            if when.tzinfo is None:
+                return None
+            seconds = when.timestamp() - time.time()
+        if not math.isfinite(seconds) or seconds < 0:
+            return None
+        return seconds
     return None
 
 

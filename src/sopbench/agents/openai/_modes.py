@@ -46,11 +46,11 @@ def fc_messages(system_prompt: str, transcript: Sequence[Message]) -> list[dict[
                 }
                 for call in message.get("tool_calls") or ()
             ]
-            entry: dict[str, Any] = {"role": "assistant", "content": message.get("content") or None}
+            # "" rather than null beside tool calls: strict servers (llama-cpp-python) reject a null
+            # or missing content, and every server accepts an empty one.
+            entry: dict[str, Any] = {"role": "assistant", "content": _text(message.get("content"))}
             if calls:
                 entry["tool_calls"] = calls
-            else:
-                entry["content"] = _text(message.get("content"))
             out.append(entry)
         elif role == "tool":
             out.append(
@@ -129,7 +129,9 @@ _ACTION_INPUT = re.compile(r"^[ \t*#>]*action[ \t]+input[ \t*]*:[ \t*]*", re.IGN
 _INPUT_END = re.compile(
     r"<\s*end[ \t_]*action\s*>|^[ \t*#>]*(?:observation|thought|action)\b", re.IGNORECASE | re.MULTILINE
 )
-_THOUGHT = re.compile(r"^\s*[*#]*\s*thought[ \t]*(?::\*\*|\*\*:|:)[ \t]*", re.IGNORECASE)
+# Every pattern is linear-time on any text: no two adjacent repeats can match the same characters
+# (``\s*[*#]*\s*`` once made a reply of 60,000 spaces take 16 s).
+_THOUGHT = re.compile(r"^\s*(?:[*#]+\s*)?thought[ \t]*(?::\*\*|\*\*:|:)[ \t]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)

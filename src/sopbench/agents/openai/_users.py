@@ -71,6 +71,7 @@ class LLMUser(ModelSide, User):
         answer = await self.endpoint.complete(
             user_view(self.system_prompt, messages),
             tools=[EXIT_TOOL_SCHEMA],
+            tool_choice="auto",  # some servers show the model the tools only when it is sent
             temperature=self.temperature,
             max_tokens=self.max_tokens,
         )
