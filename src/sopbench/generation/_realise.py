@@ -333,7 +333,15 @@ class Realiser:
         # First, on the databases of the two best starts, choose the variables by backtracking
         # (each instance checked as soon as its variables are chosen); only then move the database.
         for _, _, start in scored[:2]:
-            found, used = self._assign(start, targets, names, candidates, ASSIGN_BUDGET, avoid, verify)
+            found, used = self._assign(
+                start,
+                targets,
+                names,
+                candidates,
+                ASSIGN_BUDGET * self.budget // DEFAULT_BUDGET,
+                avoid,
+                verify,
+            )
             evaluations += used
             if found is not None:
                 self._remember(found)
@@ -386,9 +394,7 @@ class Realiser:
                 checks[max(position[v] for v in variables)].append((single, want))
             else:
                 fixed.append((single, want))
-        allowed = {
-            n: {c for c in candidates[n] if _hashable_scalar(c) or isinstance(c, bool)} for n in names
-        }
+        allowed = {n: {c for c in candidates[n] if _hashable_scalar(c) or isinstance(c, bool)} for n in names}
         used = 1
         if fixed and self.wrong(start, fixed):
             return None, used  # only the database can change these
