@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from sopbench.constraints import Expr, Single, ToolNode, singles
+from sopbench.constraints import And, Chain, Expr, Single, ToolNode, singles
 from sopbench.domains import Domain, LenientSystem, action_graph
 
 from ._enumerate import Assignment, Variant, single_text
@@ -99,6 +99,7 @@ class Realiser:
         self.warm: list[State] = []
         self._kinds: dict[str, tuple[str, ...]] = {}
         self._helpers: dict[tuple[str, int], list[Single]] = {}
+        self._relative: dict[str, list[str]] = {}  # date -> dates a span away (see _relative_dates)
         self._shown: dict[str, Expr | None] = {}
         self._windows = sorted(
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
@@ -219,8 +220,8 @@ class Realiser:
                 if isinstance(single, ShownSop):
                     try:
                         shown = system.holds(self._shown[single.name], state.known)
-                    except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
-                        shown = not want
+                    except Exception:  # noqa: BLE001 - as in refusal_unseen: a check that cannot
+                        shown = False  # conclude (a guest who is not a member) stops the agent
                     if shown != want:
                         bad.append(single)
                     continue
@@ -281,6 +282,12 @@ class Realiser:
             # ... and so must the actions an agent calls with the extra values to verify that
             # it is permitted (a login before reading the balance a constraint speaks of).
             targets += [(helper, True) for helper in self.credential_helpers(variant, assignment)]
+        elif shown_refusal and (settled := _truth_under(variant.original, assignment.required)) is not None:
+            if settled:
+                # The assignment makes every constraint the agent is shown hold: only a hidden
+                # prerequisite can refuse it, so no budget is spent looking for a shown failure.
+                return Outcome(None, reason="the SOP as shown holds under this assignment")
+            # (when it makes the shown SOP fail, that needs no target of its own)
         elif shown_refusal:
             shown = f"{variant.goal}#{variant.number}"
             self._shown[shown] = variant.original
@@ -485,13 +492,18 @@ class Realiser:
             return []
         out: list[str] = []
         for other in partners:
-            parsed = parse_date(other)
-            if parsed is None:
+            if not isinstance(other, str):
                 continue
-            moment, layout = parsed
-            for days in self._spans:
-                for sign in (1, -1):
-                    out.append(format_date(moment + timedelta(days=sign * days), layout))
+            if other not in self._relative:
+                parsed = parse_date(other)
+                shifted: list[str] = []
+                if parsed is not None:
+                    moment, layout = parsed
+                    for days in self._spans:
+                        for sign in (1, -1):
+                            shifted.append(format_date(moment + timedelta(days=sign * days), layout))
+                self._relative[other] = shifted
+            out += self._relative[other]
         return out
 
     def _initial(self, names: list[str], candidates: dict[str, list[Any]]) -> State:
@@ -723,6 +735,7 @@ class Records:
         self.keyed: dict[Any, dict[str, Any]] = {}
         self.holding: dict[Any, list[dict[str, Any]]] = {}
         self.counts: dict[tuple[str, Any], int] = {}  # (field, value) -> records holding it there
+        self._like: dict[str, list[str]] = {}  # variable -> the fields named like it
         for leaf in walk(db):
             if not isinstance(leaf.value, dict):
                 continue
@@ -739,7 +752,9 @@ class Records:
         """How many records hold ``value`` in a field named like variable ``name``."""
         if not _hashable_scalar(value):
             return 0
-        fields = [name] + [f for f in self._fields if len(f) > 3 and f != name and f in name]
+        fields = self._like.get(name)
+        if fields is None:
+            fields = self._like[name] = [name] + [f for f in self._fields if len(f) > 3 and f != name and f in name]
         return max(self.counts.get((f, value), 0) for f in fields)
 
     @property
@@ -776,6 +791,21 @@ class Records:
             if _hashable_scalar(value) and value not in (None, "") and value not in found:
                 found.append(value)
         return found
+
+
+def _truth_under(expr: Expr | None, truths: Mapping[Single, bool]) -> bool | None:
+    """The truth of an SOP that the instances' assigned truths settle, or None when they do not
+    (an instance the assignment leaves free or does not have decides it)."""
+    if expr is None:
+        return True
+    if isinstance(expr, Single):
+        value = truths.get(Single(expr.name, expr.params, False))
+        return None if value is None else value != expr.negated
+    conjunction = isinstance(expr, And | Chain)
+    values = [_truth_under(child, truths) for child in expr.children]
+    if (not conjunction) in values:
+        return not conjunction
+    return conjunction if all(v is not None for v in values) else None
 
 
 def _variable_order(names: list[str], scopes: list[set[str]]) -> list[str]:
