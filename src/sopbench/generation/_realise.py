@@ -249,8 +249,19 @@ class Realiser:
             system.close()
         if not shown_holds:
             return False
+        # The agent's system keeps what a call wrote before it raised (as the published one did):
+        # a goal that fails half-way through its writes has gone through as far as the final
+        # database is concerned, so the agent would fail the task without a reason it can see.
         goal_params = self.domain.catalogue.graph_params(variant.goal)
-        return not self._goal_fails(GoalCall(variant.goal, tuple((p, p) for p in goal_params)), state)
+        arguments = {p: state.known[p] for p in goal_params if p in state.known}
+        system = LenientSystem(self.domain, state.db, state.params, atomic=False)
+        try:
+            before = orjson.dumps(system.db, option=orjson.OPT_NON_STR_KEYS)
+            if system.execute(variant.goal, arguments, offered_only=False).ok:
+                return True
+            return orjson.dumps(system.db, option=orjson.OPT_NON_STR_KEYS) != before
+        finally:
+            system.close()
 
     def _goal_fails(self, goal: Single, state: State) -> bool:
         """Whether the goal itself fails on the lenient system (run on a copy: it may write)."""
