@@ -199,3 +199,22 @@ def test_default_task_set_is_built_once_into_the_cache(tmp_path: Path, monkeypat
     assert default_task_file("library", seed=4) == folder / "library_tasks.json"
     assert (folder / "library_tasks.json").stat().st_mtime_ns == built  # not rebuilt
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no half-built folders left
+
+
+def test_the_verb_exits_0_when_only_combinations_excluded_by_design_are_missing(tmp_path: Path):
+    runner = CliRunner()
+    common = ["generate", "--domain", "hotel", "--goals", "request_room_change", "--seed", "5"]
+    plain = runner.invoke(app, [*common, "--output", str(tmp_path / "plain"), "--json"])
+    assert plain.exit_code == 0, plain.output
+    report = json.loads(plain.stdout)["domains"][0]
+    assert report["unrealisable"] == [] and report["excluded"]
+    assert report["realised"] + len(report["excluded"]) == report["assignments"]
+    assert all("hidden prerequisite" in u["reason"] for u in report["excluded"])
+    asked = runner.invoke(
+        app, [*common, "--include-hidden-prerequisites", "--output", str(tmp_path / "asked"), "--json"]
+    )
+    assert asked.exit_code == 0, asked.output
+    tasks = json.loads((tmp_path / "asked" / "hotel_tasks.json").read_text())["request_room_change"]
+    marked = [t for t in tasks if t.get("refused_only_for_hidden_prerequisite")]
+    assert len(marked) == len(report["excluded"]) and not any(t["action_should_succeed"] for t in marked)
+    assert len(tasks) == report["tasks"] + len(marked)

@@ -105,8 +105,9 @@ class Realiser:
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
         # Spans of days the rules compare with: each window and its neighbours, then a few days.
+        # Just past each window first (a stay one night longer than the maximum), then the window.
         self._spans = list(
-            dict.fromkeys([w + d for w in self._windows if 1 < w < 400 for d in (1, 0, -1, 2)] + [1, 2, 3])
+            dict.fromkeys([w + d for d in (1, 0, -1, 2) for w in self._windows if 1 < w < 400] + [1, 2, 3])
         )
 
     # ---- what a task needs -------------------------------------------------------------------
@@ -440,10 +441,17 @@ class Realiser:
             # from a date chosen for the same instance (a stay just longer than the maximum).
             chosen = {n: known[n] for n in order[: position[name]] if n in known}
             first = [start.known[name]] if name in start.known else []
+            linked = records.linked(name, chosen)
             first += _alternate(
-                records.linked(name, chosen),
+                linked,
                 self._relative_dates(name, [chosen[n] for n in partners[name] if n in chosen]),
             )
+            # ... and the days next to the linked ones (a stay that just runs into another one).
+            first += [
+                format_date(moment + timedelta(days=shift), layout)
+                for moment, layout in (p for p in map(parse_date, linked[:4]) if p is not None)
+                for shift in (-1, 1, -2, 2)
+            ]
             first = list(dict.fromkeys(v for v in first if _hashable_scalar(v) or isinstance(v, bool)))
             if name in allowed:
                 first = [v for v in first if v in allowed[name]]
