@@ -9,7 +9,7 @@ combinations, combinations excluded by design, failures (realisable but not real
 strict oracle does not verify) and seconds; then min / median / max seconds and total failures.
 
 Prints per domain: combinations (goal, variant, assignment), how many were realised, tasks, seconds;
-then the total time against the 60 s target. The baseline measured in the same run is the strict
+then the total time against the 15 s target. The baseline measured in the same run is the strict
 oracle's own work on the generated set (each task's reference path run once, as the acceptance
 test does), so the ratio says how many oracle runs one generated task costs. With ``--compare``
 the combination-by-combination comparison with the published files is printed. With
