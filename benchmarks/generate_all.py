@@ -49,11 +49,12 @@ def main() -> int:
     for name in PUBLISHED_DOMAINS:  # importing the domains is set-up, as for the scoring benchmark
         get_domain(name)
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     results = {}
     for name in PUBLISHED_DOMAINS:
         results[name] = generate_domain(name, seed=args.seed)
     total = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
 
     print(f"{'domain':14} {'combinations':>12} {'realised':>9} {'excluded':>8} {'tasks':>6} {'seconds':>8}")
     for name, result in results.items():
@@ -64,9 +65,10 @@ def main() -> int:
     combos = sum(r.report.assignments for r in results.values())
     realised = sum(r.report.realised for r in results.values())
     tasks = sum(r.report.tasks for r in results.values())
-    print(f"{'all':14} {combos:12} {realised:9} {tasks:6} {total:8.2f}")
+    excluded = sum(len(r.report.excluded) for r in results.values())
+    print(f"{'all':14} {combos:12} {realised:9} {excluded:8} {tasks:6} {total:8.2f}")
     print(
-        f"generation of all seven domains: {total:.1f} s (target < 15 s: {'met' if total < 15 else 'NOT met'})"
+        f"generation of all seven domains: {total:.1f} s, {cpu:.1f} s of CPU (target < 15 s: {'met' if total < 15 else 'NOT met'})"
     )
 
     verify_started = time.perf_counter()
