@@ -691,6 +691,14 @@ def generate(
             help="A published task file or folder to compare with, combination by combination.",
         ),
     ] = None,
+    include_hidden_prerequisites: Annotated[
+        bool,
+        typer.Option(
+            "--include-hidden-prerequisites",
+            help="Also make the combinations excluded by design (refused only for a hidden prerequisite), "
+            "marked refused_only_for_hidden_prerequisite in the task file: no honest agent can pass them.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the coverage reports as one JSON document.")
     ] = False,
@@ -701,8 +709,10 @@ def generate(
     optional constraints) and each variant's outcome assignments (which constraints must hold or
     fail). Each assignment gets a database, user-known values and parameters that realise it, found
     by a seeded search and kept only when the strict oracle's reference path gives the expected
-    outcome. Writes <domain>_tasks.json (the published layout) and <domain>_coverage.json. Exits 1
-    when some combination could not be realised (each is named, with its reason).
+    outcome. Writes <domain>_tasks.json (the published layout) and <domain>_coverage.json. A
+    combination that would be refused only for a hidden prerequisite (no agent could refuse it for a
+    reason it can check) is excluded by design and reported as such. Exits 0 when every other
+    combination was realised, 1 when one that should have been was not (each is named, with its reason).
     """
     from sopbench.domains import PUBLISHED_DOMAINS, domain_names, get_domain
     from sopbench.generation import generate as generate_tasks
@@ -744,6 +754,7 @@ def generate(
                 per_assignment=per_assignment,
                 compare_with=compare,
                 progress=on_goal,
+                include_hidden_prerequisites=include_hidden_prerequisites,
             )
         except KeyError as exc:  # a custom domain without a world database, say
             raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None
@@ -763,11 +774,24 @@ def generate(
                 f"(must {'succeed' if u['outcome'] else 'fail'}): {u['reason']}",
                 kind="unrealisable",
             )
+    excluded = [(r["domain"], u) for r in reports for u in r["excluded"]]
+    notes = [
+        f"excluded by design: {d} {u['goal']} variant {u['variant']} (must "
+        f"{'succeed' if u['outcome'] else 'fail'}): refused only for a hidden prerequisite"
+        for d, u in excluded
+    ]
     job.finish(f"{sum(r['tasks'] for r in reports)} tasks written to {output}")
     if as_json:
         sys.stdout.write(json.dumps({"domains": reports}, indent=2) + "\n")
     else:
         generation_table(reports, compared=compare is not None).print(out_console())
+        for note in notes:
+            out_console().print(note, markup=False)
+        made = sum(r["hidden_prerequisite_tasks"] for r in reports)
+        if made:
+            out_console().print(
+                f"{made} tasks refused only for a hidden prerequisite were made on request (marked)", markup=False
+            )
         out_console().print(f"wrote {output}", markup=False)
 
 

@@ -245,3 +245,22 @@ def test_build_folders_of_killed_processes_are_removed_from_the_cache(tmp_path, 
         (folder / "bank_tasks.json").write_text("{}")
     assert default_tasks_dir(seed=9) == ready
     assert not abandoned.exists() and building.exists()
+
+
+def test_the_verb_exits_0_when_only_combinations_excluded_by_design_are_missing(tmp_path: Path):
+    runner = CliRunner()
+    common = ["generate", "--domain", "hotel", "--goals", "request_room_change", "--seed", "5"]
+    plain = runner.invoke(app, [*common, "--output", str(tmp_path / "plain"), "--json"])
+    assert plain.exit_code == 0, plain.output
+    report = json.loads(plain.stdout)["domains"][0]
+    assert report["unrealisable"] == [] and report["excluded"]
+    assert report["realised"] + len(report["excluded"]) == report["assignments"]
+    assert all("hidden prerequisite" in u["reason"] for u in report["excluded"])
+    asked = runner.invoke(
+        app, [*common, "--include-hidden-prerequisites", "--output", str(tmp_path / "asked"), "--json"]
+    )
+    assert asked.exit_code == 0, asked.output
+    tasks = json.loads((tmp_path / "asked" / "hotel_tasks.json").read_text())["request_room_change"]
+    marked = [t for t in tasks if t.get("refused_only_for_hidden_prerequisite")]
+    assert len(marked) == len(report["excluded"]) and not any(t["action_should_succeed"] for t in marked)
+    assert len(tasks) == report["tasks"] + len(marked)

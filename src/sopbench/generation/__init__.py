@@ -8,7 +8,7 @@
 domains, so benchmarks can run without the published data.
 """
 
-from ._compare import Comparison, canonical, compare
+from ._compare import DIFFICULTY_MEASURES, Comparison, canonical, compare, difficulty, nesting_depth
 from ._enumerate import Assignment, Variant, domain_variants, goals, outcome_cases
 from ._files import (
     DEFAULT_SEED,
@@ -19,10 +19,21 @@ from ._files import (
     generate,
     published_file,
 )
-from ._generate import DomainReport, DomainTasks, Unrealised, generate_domain, world_database
+from ._generate import (
+    HIDDEN_PREREQUISITE_KEY,
+    HIDDEN_REFUSAL,
+    DomainReport,
+    DomainTasks,
+    Unrealised,
+    generate_domain,
+    world_database,
+)
 
 __all__ = [
     "DEFAULT_SEED",
+    "DIFFICULTY_MEASURES",
+    "HIDDEN_PREREQUISITE_KEY",
+    "HIDDEN_REFUSAL",
     "Assignment",
     "Comparison",
     "DomainReport",
@@ -33,12 +44,14 @@ __all__ = [
     "canonical",
     "compare",
     "default_task_file",
+    "difficulty",
     "default_tasks_dir",
     "default_tasks_ready",
     "domain_variants",
     "generate",
     "generate_domain",
     "goals",
+    "nesting_depth",
     "outcome_cases",
     "published_file",
     "world_database",

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sopbench.constraints import And, Expr, Or, Single, dump
+from sopbench.constraints import And, Expr, Or, Single, dump, singles
 from sopbench.domains import Domain, LenientSystem, simplify
 from sopbench.tasks import Task
 
@@ -41,6 +41,7 @@ class Comparison:
     domain: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     unplaced: list[dict[str, Any]] = field(default_factory=list)  # published tasks in no combination
+    difficulty: dict[str, Any] = field(default_factory=dict)  # "generated" / "published": difficulty()
 
     @property
     def published_combinations(self) -> int:
@@ -65,6 +66,7 @@ class Comparison:
             "generated_only": sum(1 for r in self.rows if r["generated"] and not r["published"]),
             "published_tasks": sum(r["published"] for r in self.rows) + len(self.unplaced),
             "published_tasks_unplaced": self.unplaced,
+            "difficulty": self.difficulty,
             "rows": self.rows,
         }
 
@@ -137,3 +139,46 @@ def _truths(domain: Domain, task: Task, instances: Iterable[Single]) -> dict[Sin
     finally:
         system.close()
     return truths
+
+
+# ---- how hard a task set is -------------------------------------------------------------------
+
+DIFFICULTY_MEASURES = ("constraints", "expanded_constraints", "nesting_depth")
+
+
+def nesting_depth(expr: Expr | None) -> int:
+    """Levels of the SOP tree: 0 for none, 1 for a single constraint, +1 per group around it."""
+    if expr is None:
+        return 0
+    if isinstance(expr, Single):
+        return 1
+    return 1 + max((nesting_depth(c) for c in expr.children), default=0)
+
+
+def difficulty(tasks: Sequence[Task]) -> dict[str, Any]:
+    """Per measure the distribution (min, median, mean, max) over the tasks: constraints the agent
+    is shown, constraints of the expanded SOP the oracle checks, nesting depth of the expanded SOP;
+    and the share of tasks that must succeed."""
+
+    def summary(values: list[int]) -> dict[str, float]:
+        if not values:
+            return {"min": 0, "median": 0, "mean": 0.0, "max": 0}
+        ordered = sorted(values)
+        middle = len(ordered) // 2
+        median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        return {
+            "min": ordered[0],
+            "median": median,
+            "mean": round(sum(ordered) / len(ordered), 2),
+            "max": ordered[-1],
+        }
+
+    return {
+        "tasks": len(tasks),
+        "must_succeed_share": round(sum(t.action_should_succeed for t in tasks) / len(tasks), 3)
+        if tasks
+        else 0.0,
+        "constraints": summary([sum(1 for _ in singles(t.constraints_original)) for t in tasks]),
+        "expanded_constraints": summary([sum(1 for _ in singles(t.constraints)) for t in tasks]),
+        "nesting_depth": summary([nesting_depth(t.constraints) for t in tasks]),
+    }

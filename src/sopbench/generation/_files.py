@@ -18,7 +18,7 @@ from sopbench._io import write_atomically
 from sopbench.domains import PUBLISHED_DOMAINS, get_domain
 from sopbench.tasks import load_tasks
 
-from ._compare import Comparison, compare
+from ._compare import Comparison, compare, difficulty
 from ._generate import DomainTasks, generate_domain
 
 DEFAULT_SEED = 0
@@ -54,8 +54,12 @@ def generate(
     per_assignment: int = 1,
     compare_with: Path | None = None,
     progress: Callable[[str, str], None] | None = None,
+    include_hidden_prerequisites: bool = False,
 ) -> list[Generated]:
-    """Generate each domain into ``output``: ``<domain>_tasks.json`` and ``<domain>_coverage.json``."""
+    """Generate each domain into ``output``: ``<domain>_tasks.json`` and ``<domain>_coverage.json``.
+
+    With ``include_hidden_prerequisites`` the combinations excluded by design are made too, their
+    tasks marked (see ``generate_domain``)."""
     output = Path(output)
     wanted = None if goals is None else list(goals)
     done: list[Generated] = []
@@ -71,6 +75,7 @@ def generate(
             goals_wanted=domain_goals,
             per_assignment=per_assignment,
             progress=functools.partial(progress, name) if progress else None,
+            include_hidden_prerequisites=include_hidden_prerequisites,
         )
         comparison = None
         if compare_with is not None:
@@ -80,6 +85,10 @@ def generate(
                 if domain_goals is not None:
                     published = [t for t in published if t.goal in domain_goals]
                 comparison = compare(get_domain(name), result.variants, result.report.combinations, published)
+                comparison.difficulty = {
+                    "generated": difficulty(result.task_list()),
+                    "published": difficulty(published),
+                }
         done.append(Generated(result, output / f"{name}_tasks.json", output / f"{name}_coverage.json", comparison))
     # Written only once every domain is generated: an interrupted generation leaves the folder as it
     # was, never holding some domains of one seed and some of another.

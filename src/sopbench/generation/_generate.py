@@ -25,7 +25,13 @@ from ._wording import user_instruction, user_prompt
 # The published university tasks were generated from each goal's full SOP only (the original's
 # --gen_fulldeptasks); every subset of its 41-constraint pools would make 4,000 tasks.
 FULL_SOP_ONLY_DOMAINS = frozenset({"university"})
-ATTEMPTS = 3  # searches per task before its combination is reported unrealisable
+ATTEMPTS = (
+    5  # searches per task (each with another seeded order) before its combination is reported unrealisable
+)
+BUDGET_GROWTH = 2  # each attempt after the second searches with this many times the last budget
+# The key marking a task that is refused only for a hidden prerequisite (made only on request):
+# loaders keep it as an extra field; an agent that checks what it is shown cannot pass it.
+HIDDEN_PREREQUISITE_KEY = "refused_only_for_hidden_prerequisite"
 HIDDEN_REFUSAL = (
     "every state found is refused only for a hidden prerequisite (an expanded constraint the "
     "agent is not shown) while every constraint the agent is shown holds and the goal goes "
@@ -59,7 +65,9 @@ class DomainReport:
     tasks: int = 0
     must_succeed: int = 0
     verified: int = 0  # tasks whose reference path on the strict oracle gave the expected outcome
-    unrealisable: list[Unrealised] = field(default_factory=list)
+    unrealisable: list[Unrealised] = field(default_factory=list)  # should have been realised, and was not
+    excluded: list[Unrealised] = field(default_factory=list)  # left out by design (hidden prerequisite)
+    hidden_prerequisite_tasks: int = 0  # made anyway, on request, and marked
     seconds: float = 0.0
     combinations: list[dict[str, Any]] = field(default_factory=list)
 
@@ -76,6 +84,8 @@ class DomainReport:
             "must_succeed": self.must_succeed,
             "verified": self.verified,
             "unrealisable": [u.__dict__ for u in self.unrealisable],
+            "excluded": [u.__dict__ for u in self.excluded],
+            "hidden_prerequisite_tasks": self.hidden_prerequisite_tasks,
             "seconds": round(self.seconds, 3),
             "combinations": self.combinations,
         }
@@ -92,6 +102,14 @@ class DomainTasks:
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.tasks, option=orjson.OPT_INDENT_2) + b"\n"
+
+    def task_list(self) -> list[Task]:
+        """The generated tasks as loaded task objects (goal order, then generation order)."""
+        return [
+            task_from_json(entry, domain=self.domain, goal=goal, index=i)
+            for goal, entries in self.tasks.items()
+            for i, entry in enumerate(entries)
+        ]
 
 
 def world_database(domain: Domain, seed: int) -> dict[str, Any]:
@@ -163,8 +181,13 @@ def generate_domain(
     budget: int = DEFAULT_BUDGET,
     progress: Callable[[str], None] | None = None,
     world: Mapping[str, Any] | None = None,
+    include_hidden_prerequisites: bool = False,
 ) -> DomainTasks:
     """Generate, verify and word the tasks of one domain; deterministic for ``seed``.
+
+    A combination whose every realisation is refused only for a hidden prerequisite (see
+    ``HIDDEN_REFUSAL``) is reported in ``report.excluded``; with ``include_hidden_prerequisites`` it is
+    made anyway and its tasks carry ``HIDDEN_PREREQUISITE_KEY: true``.
 
     ``world`` is the database the search starts from (its people are renamed per seed); by
     default the one shipped for the domain (``worlds/<domain>.json``). A custom domain brings its own.
@@ -203,24 +226,52 @@ def generate_domain(
             made: list[dict[str, Any]] = []
             produced: set[bytes] = set()
             reason = ""
+            hidden = False
             for k in range(per_assignment):
+                built: dict[str, Any] = {}
                 for attempt in range(ATTEMPTS):  # another seeded order of the candidates each time
                     rng = random.Random(
                         _seed_for("task", name, seed, variant.goal, variant.number, number, k, attempt)
                     )
-                    built: dict[str, Any] = {}
+                    built = {}
                     verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
                     # The first search also asks that a refusal rest on a constraint the agent is
                     # shown; a combination whose failure can only be hidden is still made after it.
+                    # Later searches get a larger budget (a restart with more room, not the same one).
+                    realiser.budget = budget * BUDGET_GROWTH ** max(attempt - 1, 0)
                     outcome = realiser.realise(
                         variant, assignment, rng, produced, verify, shown_refusal=attempt == 0
                     )
+                    realiser.budget = budget
                     if outcome.state is not None:
                         break
+                    if built.get("hidden_refusal") and attempt >= 1:
+                        break  # refused only for a hidden prerequisite: more searches find more of the same
+                if outcome.state is None and built.get("hidden_refusal") and include_hidden_prerequisites:
+                    rng = random.Random(
+                        _seed_for("hidden", name, seed, variant.goal, variant.number, number, k)
+                    )
+                    built = {}
+                    verify = _acceptor(
+                        domain,
+                        variant,
+                        assignment,
+                        realiser,
+                        instruction,
+                        graph,
+                        rng,
+                        built,
+                        allow_hidden=True,
+                    )
+                    outcome = realiser.realise(
+                        variant, assignment, rng, produced, verify, shown_refusal=False
+                    )
+                    if outcome.state is not None:
+                        report.hidden_prerequisite_tasks += 1
                 if outcome.state is None:
                     reason = outcome.reason
                     if built.get("hidden_refusal"):
-                        reason = HIDDEN_REFUSAL
+                        reason, hidden = HIDDEN_REFUSAL, True
                     break
                 produced.add(outcome.state.fingerprint())
                 made.append(built["task"])
@@ -237,7 +288,7 @@ def generate_domain(
             if len(made) == per_assignment:
                 report.realised += 1
             else:
-                report.unrealisable.append(
+                (report.excluded if hidden else report.unrealisable).append(
                     Unrealised(
                         variant.goal,
                         variant.number,
@@ -264,14 +315,20 @@ def _acceptor(
     graph: Mapping[str, Any],
     rng: random.Random,
     built: dict[str, Any],
+    *,
+    allow_hidden: bool = False,
 ) -> Callable[[State], bool]:
-    """The search's final test of a state: build the task, run it on the strict oracle."""
+    """The search's final test of a state: build the task, run it on the strict oracle. With
+    ``allow_hidden`` a task refused only for a hidden prerequisite is kept, and marked."""
 
     def verify(state: State) -> bool:
-        if not assignment.outcome and realiser.refusal_unseen(variant, state):
+        hidden = not assignment.outcome and realiser.refusal_unseen(variant, state)
+        if hidden and not allow_hidden:
             built["hidden_refusal"] = True  # a task no agent could pass (see HIDDEN_REFUSAL)
             return False
         task = _task_json(variant, assignment, state, realiser, instruction, graph, rng)
+        if hidden:
+            task[HIDDEN_PREREQUISITE_KEY] = True
         if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
             return False
         built["task"] = task
@@ -318,4 +375,13 @@ def assignment_text(assignment: Assignment) -> str:
     return "; ".join(f"{text}={value}" for text, value in assignment.key())
 
 
-__all__ = ["DomainReport", "DomainTasks", "Unrealised", "generate_domain", "single_text", "world_database"]
+__all__ = [
+    "HIDDEN_PREREQUISITE_KEY",
+    "HIDDEN_REFUSAL",
+    "DomainReport",
+    "DomainTasks",
+    "Unrealised",
+    "generate_domain",
+    "single_text",
+    "world_database",
+]

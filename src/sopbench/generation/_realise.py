@@ -14,6 +14,7 @@ verified on the strict oracle by its reference path (required linked actions, th
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from sopbench.constraints import Expr, Single, ToolNode, singles
+from sopbench.constraints import And, Chain, Expr, Single, ToolNode, singles
 from sopbench.domains import Domain, LenientSystem, action_graph
 
 from ._enumerate import Assignment, Variant, single_text
@@ -99,9 +100,15 @@ class Realiser:
         self.warm: list[State] = []
         self._kinds: dict[str, tuple[str, ...]] = {}
         self._helpers: dict[tuple[str, int], list[Single]] = {}
+        self._relative: dict[str, list[str]] = {}  # date -> dates a span away (see _relative_dates)
         self._shown: dict[str, Expr | None] = {}
         self._windows = sorted(
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
+        )
+        # Spans of days the rules compare with: each window and its neighbours, then a few days.
+        # Just past each window first (a stay one night longer than the maximum), then the window.
+        self._spans = list(
+            dict.fromkeys([w + d for d in (1, 0, -1, 2) for w in self._windows if 1 < w < 400] + [1, 2, 3])
         )
 
     # ---- what a task needs -------------------------------------------------------------------
@@ -215,8 +222,8 @@ class Realiser:
                 if isinstance(single, ShownSop):
                     try:
                         shown = system.holds(self._shown[single.name], state.known)
-                    except Exception:  # noqa: BLE001 - a rule that cannot be evaluated is a difference
-                        shown = not want
+                    except Exception:  # noqa: BLE001 - as in refusal_unseen: a check that cannot
+                        shown = False  # conclude (a guest who is not a member) stops the agent
                     if shown != want:
                         bad.append(single)
                     continue
@@ -244,8 +251,19 @@ class Realiser:
             system.close()
         if not shown_holds:
             return False
+        # The agent's system keeps what a call wrote before it raised (as the published one did):
+        # a goal that fails half-way through its writes has gone through as far as the final
+        # database is concerned, so the agent would fail the task without a reason it can see.
         goal_params = self.domain.catalogue.graph_params(variant.goal)
-        return not self._goal_fails(GoalCall(variant.goal, tuple((p, p) for p in goal_params)), state)
+        arguments = {p: state.known[p] for p in goal_params if p in state.known}
+        system = LenientSystem(self.domain, state.db, state.params, atomic=False)
+        try:
+            before = orjson.dumps(system.db, option=orjson.OPT_NON_STR_KEYS)
+            if system.execute(variant.goal, arguments, offered_only=False).ok:
+                return True
+            return orjson.dumps(system.db, option=orjson.OPT_NON_STR_KEYS) != before
+        finally:
+            system.close()
 
     def _goal_fails(self, goal: Single, state: State) -> bool:
         """Whether the goal itself fails on the lenient system (run on a copy: it may write)."""
@@ -277,6 +295,12 @@ class Realiser:
             # ... and so must the actions an agent calls with the extra values to verify that
             # it is permitted (a login before reading the balance a constraint speaks of).
             targets += [(helper, True) for helper in self.credential_helpers(variant, assignment)]
+        elif shown_refusal and (settled := _truth_under(variant.original, assignment.required)) is not None:
+            if settled:
+                # The assignment makes every constraint the agent is shown hold: only a hidden
+                # prerequisite can refuse it, so no budget is spent looking for a shown failure.
+                return Outcome(None, reason="the SOP as shown holds under this assignment")
+            # (when it makes the shown SOP fail, that needs no target of its own)
         elif shown_refusal:
             shown = f"{variant.goal}#{variant.number}"
             self._shown[shown] = variant.original
@@ -329,7 +353,15 @@ class Realiser:
         # First, on the databases of the two best starts, choose the variables by backtracking
         # (each instance checked as soon as its variables are chosen); only then move the database.
         for _, _, start in scored[:2]:
-            found, used = self._assign(start, targets, names, candidates, ASSIGN_BUDGET, avoid, verify)
+            found, used = self._assign(
+                start,
+                targets,
+                names,
+                candidates,
+                ASSIGN_BUDGET * self.budget // DEFAULT_BUDGET,
+                avoid,
+                verify,
+            )
             evaluations += used
             if found is not None:
                 self._remember(found)
@@ -373,10 +405,7 @@ class Realiser:
         involved = [
             (single, want, [v for _, v in single.params or () if v in names]) for single, want in targets
         ]
-        order: list[str] = []
-        for _, _, variables in sorted(involved, key=lambda item: len(set(item[2]))):
-            order += [v for v in variables if v not in order]
-        order += [n for n in names if n not in order]
+        order = _variable_order(names, [set(variables) for _, _, variables in involved])
         position = {n: i for i, n in enumerate(order)}
         checks: list[list[tuple[Single, bool]]] = [[] for _ in order]
         fixed: list[tuple[Single, bool]] = []
@@ -385,44 +414,117 @@ class Realiser:
                 checks[max(position[v] for v in variables)].append((single, want))
             else:
                 fixed.append((single, want))
+        allowed = {n: {c for c in candidates[n] if _hashable_scalar(c) or isinstance(c, bool)} for n in names}
         used = 1
         if fixed and self.wrong(start, fixed):
             return None, used  # only the database can change these
         known = dict(start.known)
 
-        def options(name: str) -> list[Any]:
-            first = [start.known[name]] if name in start.known else []
-            return first + [c for c in candidates[name] if not first or c != first[0]]
+        records = records_of(start.db)
+        partners = {
+            n: list(dict.fromkeys(v for _, _, variables in involved if n in variables for v in variables))
+            for n in names
+        }
 
-        def search(i: int, width: int) -> State | None:
+        # A variable that shares an instance with others tries first the values most records
+        # hold (a guest with reservations before a guest without): those give the other
+        # variables linked values to try. The seeded order is kept among equals.
+        ranked = {
+            n: sorted(candidates[n], key=functools.partial(_fewest_first, records, n))
+            if len(partners[n]) > 1
+            else candidates[n]
+            for n in names
+        }
+
+        def options(name: str) -> list[Any]:
+            # Constructive candidates first: the values that records named by the variables chosen
+            # so far hold (the dates of the chosen guest's reservation), and dates a window away
+            # from a date chosen for the same instance (a stay just longer than the maximum).
+            chosen = {n: known[n] for n in order[: position[name]] if n in known}
+            first = [start.known[name]] if name in start.known else []
+            linked = records.linked(name, chosen)
+            first += _alternate(
+                linked,
+                self._relative_dates(name, [chosen[n] for n in partners[name] if n in chosen]),
+            )
+            # ... and the days next to the linked ones (a stay that just runs into another one).
+            first += [
+                format_date(moment + timedelta(days=shift), layout)
+                for moment, layout in (p for p in map(parse_date, linked[:4]) if p is not None)
+                for shift in (-1, 1, -2, 2)
+            ]
+            first = list(dict.fromkeys(v for v in first if _hashable_scalar(v) or isinstance(v, bool)))
+            if name in allowed:
+                first = [v for v in first if v in allowed[name]]
+            taken = set(first)
+            return first + [c for c in ranked[name] if not (_hashable_scalar(c) and c in taken)]
+
+        everything = frozenset(range(len(order)))
+
+        def search(i: int, width: int) -> tuple[State | None, frozenset[int]]:
+            """Depth-first over the variables with conflict-directed backjumping: a level whose
+            values all fail returns the levels its failures depend on, and the levels between are
+            skipped (choosing another amount cannot help a guest without a reservation)."""
             nonlocal used
             if i == len(order):
                 state = State(start.db, start.params, dict(known))
                 if state.fingerprint() not in avoid and verify(state):
-                    return state
-                return None
+                    return state, frozenset()
+                return None, everything
             name = order[i]
             values = options(name)[: width if checks[i] else 3]
+            conflicts: set[int] = set()
             for value in values:
                 if used >= budget:
-                    return None
+                    return None, everything
                 known[name] = value
                 if checks[i]:
                     used += 1
-                    if self.wrong(State(start.db, start.params, known), checks[i]):
+                    failed = self.wrong(State(start.db, start.params, known), checks[i])
+                    if failed:
+                        conflicts.update(
+                            position[v] for single in failed for _, v in single.params or () if v in position
+                        )
                         continue
-                found = search(i + 1, width)
+                found, below = search(i + 1, width)
                 if found is not None:
-                    return found
+                    return found, frozenset()
+                if i not in below:  # this variable took no part in the failure: jump over it
+                    known[name] = start.known.get(name)
+                    return None, below
+                conflicts.update(below)
             known[name] = start.known.get(name)
-            return None
+            conflicts.discard(i)
+            return None, frozenset(c for c in conflicts if c < i)
 
         # Iterative broadening: every variable's first few candidates before any variable's many.
         for width in BROADENING:
-            found = search(0, width)
+            found, _ = search(0, width)
             if found is not None or used >= budget:
                 return found, used
         return None, used
+
+    def _relative_dates(self, name: str, partners: list[Any]) -> list[str]:
+        """Days a window away (before and after) from the dates chosen for the same instances:
+        the rules compare spans of days with the domain's windows (a stay longer than the
+        maximum, a booking within the lead time)."""
+        if "date" not in name and "time" not in name:
+            return []
+        out: list[str] = []
+        for other in partners:
+            if not isinstance(other, str):
+                continue
+            if other not in self._relative:
+                parsed = parse_date(other)
+                shifted: list[str] = []
+                if parsed is not None:
+                    moment, layout = parsed
+                    for days in self._spans:
+                        for sign in (1, -1):
+                            shifted.append(format_date(moment + timedelta(days=sign * days), layout))
+                self._relative[other] = shifted
+            out += self._relative[other]
+        return out
 
     def _initial(self, names: list[str], candidates: dict[str, list[Any]]) -> State:
         known = {n: (candidates[n][0] if candidates[n] else "") for n in names}
@@ -643,16 +745,140 @@ def _paths_of(db: Any, value: str) -> Iterator[tuple[Any, ...]]:
             yield leaf.path
 
 
+class Records:
+    """The records of one database (dicts holding scalar fields), found by a key or a field value.
+
+    Built once per database object: the search asks it for every candidate it follows."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db  # held so that the id this index is cached under stays this database's
+        self.keyed: dict[Any, dict[str, Any]] = {}
+        self.holding: dict[Any, list[dict[str, Any]]] = {}
+        self.counts: dict[tuple[str, Any], int] = {}  # (field, value) -> records holding it there
+        self._like: dict[str, list[str]] = {}  # variable -> the fields named like it
+        for leaf in walk(db):
+            if not isinstance(leaf.value, dict):
+                continue
+            for key, value in leaf.value.items():
+                if isinstance(value, dict) and _hashable_scalar(key):
+                    self.keyed.setdefault(key, value)
+                if leaf.path and _hashable_scalar(value):
+                    self.counts[(key, value)] = self.counts.get((key, value), 0) + 1
+                    bucket = self.holding.setdefault(value, [])
+                    if not bucket or bucket[-1] is not leaf.value:
+                        bucket.append(leaf.value)
+
+    def held(self, name: str, value: Any) -> int:
+        """How many records hold ``value`` in a field named like variable ``name``."""
+        if not _hashable_scalar(value):
+            return 0
+        fields = self._like.get(name)
+        if fields is None:
+            fields = self._like[name] = [name] + [f for f in self._fields if len(f) > 3 and f != name and f in name]
+        return max(self.counts.get((f, value), 0) for f in fields)
+
+    @property
+    def _fields(self) -> set[str]:
+        if not hasattr(self, "_field_names"):
+            self._field_names = {f for f, _ in self.counts}
+        return self._field_names
+
+    def find(self, key: str) -> dict[str, Any] | None:
+        """The record keyed by ``key``, else the first record with a field equal to it."""
+        if key in self.keyed:
+            return self.keyed[key]
+        holders = self.holding.get(key)
+        return holders[0] if holders else None
+
+    def linked(self, name: str, known: Mapping[str, Any]) -> list[Any]:
+        """Values for variable ``name`` read from the records that the other variables' values
+        name (the old dates of a guest's reservation once the guest is chosen), records that
+        match more of those values first."""
+        scores: dict[int, list[Any]] = {}
+        for other, value in known.items():
+            if other == name or not _hashable_scalar(value) or isinstance(value, bool):
+                continue
+            records = ([self.keyed[value]] if value in self.keyed else []) + self.holding.get(value, [])
+            for record in records:
+                entry = scores.setdefault(id(record), [0, record])
+                entry[0] += 1
+        found: list[Any] = []
+        for _, record in sorted(scores.values(), key=lambda item: -item[0]):
+            source = name if name in record else next((f for f in record if len(f) > 3 and f in name), None)
+            if source is None:
+                continue
+            value = record[source]
+            if _hashable_scalar(value) and value not in (None, "") and value not in found:
+                found.append(value)
+        return found
+
+
+def _truth_under(expr: Expr | None, truths: Mapping[Single, bool]) -> bool | None:
+    """The truth of an SOP that the instances' assigned truths settle, or None when they do not
+    (an instance the assignment leaves free or does not have decides it)."""
+    if expr is None:
+        return True
+    if isinstance(expr, Single):
+        value = truths.get(Single(expr.name, expr.params, False))
+        return None if value is None else value != expr.negated
+    conjunction = isinstance(expr, And | Chain)
+    values = [_truth_under(child, truths) for child in expr.children]
+    if (not conjunction) in values:
+        return not conjunction
+    return conjunction if all(v is not None for v in values) else None
+
+
+def _variable_order(names: list[str], scopes: list[set[str]]) -> list[str]:
+    """The order the backtracking chooses variables in: next, the variable that completes the
+    most instances (so each choice is checked at once), then the one in most instances (the
+    most constrained), then the earlier name."""
+    order: list[str] = []
+    chosen: set[str] = set()
+    degree = {n: sum(n in scope for scope in scopes) for n in names}
+    rest = [n for n in names if degree[n]]
+    while rest:
+
+        def rank(name: str) -> tuple[int, int, int]:
+            completes = sum(1 for scope in scopes if name in scope and scope - chosen <= {name})
+            return (-completes, -degree[name], names.index(name))
+
+        best = min(rest, key=rank)
+        order.append(best)
+        chosen.add(best)
+        rest.remove(best)
+    return order + [n for n in names if n not in order]
+
+
+def _alternate(first: list[Any], second: list[Any]) -> list[Any]:
+    """The two lists interleaved (each one's best candidates come early)."""
+    out: list[Any] = []
+    for i in range(max(len(first), len(second))):
+        out += first[i : i + 1] + second[i : i + 1]
+    return out
+
+
+def _hashable_scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+_RECORDS: dict[int, Records] = {}
+_RECORDS_KEPT = 64
+
+
+def records_of(db: Any) -> Records:
+    """The record index of a database object (a few recent ones are kept)."""
+    found = _RECORDS.get(id(db))
+    if found is not None and found.db is db:
+        return found
+    found = Records(db)
+    _RECORDS[id(db)] = found
+    while len(_RECORDS) > _RECORDS_KEPT:
+        del _RECORDS[next(iter(_RECORDS))]
+    return found
+
+
 def _find_record(db: Any, key: str) -> dict[str, Any] | None:
-    """The record keyed by ``key``, else the first record with a field equal to it."""
-    holder = None
-    for leaf in walk(db):
-        if isinstance(leaf.value, dict):
-            if key in leaf.value and isinstance(leaf.value[key], dict):
-                return leaf.value[key]
-            if holder is None and leaf.path and key in leaf.value.values():
-                holder = leaf.value
-    return holder
+    return records_of(db).find(key)
 
 
 def _with_value(state: State, path: tuple[Any, ...], value: Any) -> State:
@@ -669,3 +895,8 @@ def _days_between(first, last) -> list[str]:
 
     count = (last - first).days
     return [(first + timedelta(days=i)).strftime("%Y-%m-%d") for i in range(count)]
+
+
+def _fewest_first(records: Any, name: str, value: Any) -> int:
+    """Sort key: values that more records hold come first."""
+    return -int(records.held(name, value))
