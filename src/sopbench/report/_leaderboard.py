@@ -52,6 +52,7 @@ class LeaderboardReport:
     comparison: Comparison | None = None
     baseline_tasks: str = ""  # where the refuse-all row's tasks came from
     records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
+    scores: list[RunScore] = field(default_factory=list)  # every score behind the agents' rows
 
     @property
     def ranked(self) -> list[LeaderboardRow]:
@@ -84,6 +85,7 @@ def build_leaderboard(
     justify_refusal: bool = False,
     compare_protocols: bool = False,
     min_cases: int = DEFAULT_MIN_CASES,
+    extra_scores: Sequence[RunScore] = (),
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> LeaderboardReport:
@@ -92,7 +94,8 @@ def build_leaderboard(
     only, as the published table counted), add the refuse-all row over ``tasks``
     (default: the tasks inside the records), and with ``compare_protocols`` score the first run of
     every record under both protocols and each quirk toggled alone (``progress`` is called once per
-    file for each pass)."""
+    file for each pass). ``extra_scores`` (e.g. the no-verify baseline's, ``sopbench.runner.baseline_scores``)
+    are ranked as rows of their own configuration."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
@@ -126,6 +129,7 @@ def build_leaderboard(
         without_runs += [(label, index) for _name, index in scoring.records_without_runs[before_empty:]]
         if progress is not None:
             progress(label)
+    scores += extra_scores
     source = "the task files"
     if tasks is None:
         tasks, source = tasks_in_records(files), "the tasks inside the records"
@@ -163,6 +167,7 @@ def build_leaderboard(
         pass_hat_k=pass_hat_k,
         by=by,
         outcomes=outcomes,
+        scores=scores,
     )
 
 
