@@ -256,8 +256,8 @@ def build_html_report(
         if pooled is None:
             succeed = refuse = balanced = Number("")
         else:
-            succeed = _rate_number(*pooled.should_succeed, link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed")
-            refuse = _rate_number(*pooled.should_refuse, link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse")
+            succeed = _rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed")
+            refuse = _rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse")
             balanced = (
                 Number("-")
                 if pooled.balanced is None
@@ -550,7 +550,7 @@ def _episodes(scores: list[RunScore], run_folders: Sequence[Path], on_problem: C
         for item in run.episodes:
             if item.record is not None:
                 stored[(folder.as_posix(), item.task_id, item.run)] = item.record
-    episodes = []
+    episodes: list[Episode] = []
     for score in scores:
         record = stored.get((score.source, score.task_id, score.run))
         from_folder = score.configuration is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 
@@ -21,7 +22,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 __all__ = ["Point", "RateBar", "domain_rates_svg", "failures_svg", "pass_hat_k_svg", "split_scatter_svg"]
 
-_STYLE = {
+_STYLE: dict[Any, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "sopbench-report",
     "font.size": 8,
