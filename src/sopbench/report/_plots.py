@@ -83,8 +83,8 @@ def domain_rates_svg(names: Sequence[str], columns: Mapping[str, Sequence[RateBa
             ax.set_title(title)
             ax.set_xlim(0, 100)
             ax.set_yticks(positions, list(names))
-            ax.invert_yaxis()
             ax.set_xlabel("pass rate %")
+        axes[0][0].invert_yaxis()  # once: the panels share their y axis (row #1 on top)
         for index in range(len(columns), rows * per_row):
             axes[index // per_row][index % per_row].set_visible(False)
         figure.tight_layout()
