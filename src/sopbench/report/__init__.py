@@ -17,6 +17,7 @@ from ._compare import COMPARE_FORMATS, CompareError, CompareReport, compare_sour
 from ._diagnosis import DiagnosisReport, domains_of, load_domain_tasks, run_diagnosis
 from ._evaluation import ConfigurationReport, EvaluationReport, configuration_reports, evaluate_files
 from ._generation import generation_table
+from ._html import DEFAULT_VIEWER_URL, HtmlReport, build_html_report
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
     LEADERBOARD_FORMATS,
@@ -37,6 +38,7 @@ from ._sources import (
     outside_run_folders,
     read_run_folder,
     split_sources,
+    stored_protocol_name,
 )
 from ._table import (
     TextTable,
@@ -48,6 +50,10 @@ from ._table import (
 )
 
 __all__ = [
+    "DEFAULT_VIEWER_URL",
+    "HtmlReport",
+    "build_html_report",
+    "stored_protocol_name",
     "CARD_READINGS",
     "COMPARE_FORMATS",
     "CompareError",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.domains import PUBLISHED_DOMAINS
+from sopbench.runner import baseline_scores
 from sopbench.scoring import (
     Comparison,
     LeaderboardRow,
@@ -29,7 +30,7 @@ from sopbench.traces import iter_records
 
 from ._breakdowns import breakdown_tables
 from ._cards import CardChoice
-from ._sources import read_run_folder
+from ._sources import read_run_folder, stored_protocol_name
 from ._table import TextTable, interval_text, percent
 
 LEADERBOARD_FORMATS = ("markdown", "csv", "json")
@@ -52,6 +53,7 @@ class LeaderboardReport:
     comparison: Comparison | None = None
     baseline_tasks: str = ""  # where the refuse-all row's tasks came from
     records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
+    scores: list[RunScore] = field(default_factory=list)  # every score behind the agents' rows
 
     @property
     def ranked(self) -> list[LeaderboardRow]:
@@ -84,6 +86,7 @@ def build_leaderboard(
     justify_refusal: bool = False,
     compare_protocols: bool = False,
     min_cases: int = DEFAULT_MIN_CASES,
+    no_verify: bool = False,
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> LeaderboardReport:
@@ -92,7 +95,8 @@ def build_leaderboard(
     only, as the published table counted), add the refuse-all row over ``tasks``
     (default: the tasks inside the records), and with ``compare_protocols`` score the first run of
     every record under both protocols and each quirk toggled alone (``progress`` is called once per
-    file for each pass)."""
+    file for each pass). ``no_verify``: add the no-verify baseline as a row, played as ``sopbench run``
+    plays it on the refuse-all row's tasks of the domains the agents' rows cover."""
     scoring = ScoringReport()
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
@@ -129,6 +133,12 @@ def build_leaderboard(
     source = "the task files"
     if tasks is None:
         tasks, source = tasks_in_records(files), "the tasks inside the records"
+    if no_verify:
+        covered = {score.domain for score in scores}
+        tasks = list(tasks)
+        scores += baseline_scores(
+            [t for t in tasks if t.domain in covered], "no-verify", stored_protocol_name(protocol)
+        )
     baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
     rows = leaderboard(scores, baseline=baseline, min_cases=min_cases, first_run_only=False)
     outcomes: dict[int, list[Outcome]] = {}
@@ -163,6 +173,7 @@ def build_leaderboard(
         pass_hat_k=pass_hat_k,
         by=by,
         outcomes=outcomes,
+        scores=scores,
     )
 
 

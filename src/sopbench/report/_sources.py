@@ -60,20 +60,28 @@ class RunFolderError(Exception):
     """A run folder that cannot be read (named, with the reason)."""
 
 
+def stored_protocol_name(protocol: Protocol) -> str:
+    """``sound`` or ``sopbench``: the name of ``protocol`` among the two whose verdicts a run stores
+    (``ValueError`` for any other mix of quirks)."""
+    if protocol.quirks == SOUND.quirks:
+        return "sound"
+    if protocol.quirks == SOPBENCH.quirks:
+        return "sopbench"
+    raise ValueError(f"a run stores the sound and sopbench verdicts only, not {protocol}")
+
+
 def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
     """Every stored episode of ``folder``, as scores under ``protocol`` (sound or sopbench: the two
     verdicts a run stores). The store is opened read-only: a running ``sopbench run`` may go on
     writing it. This is the one place that reads a run folder for the report verbs.
     """
-    if protocol.quirks == SOUND.quirks:
-        name = "sound"
-    elif protocol.quirks == SOPBENCH.quirks:
-        name = "sopbench"
-    else:
+    try:
+        name = stored_protocol_name(protocol)
+    except ValueError:
         raise RunFolderError(
             f"{folder}: a run folder stores the sound and sopbench verdicts only, not {protocol}; "
             "export it (sopbench export --format sopbench) to score it with other quirks"
-        )
+        ) from None
     result = RunFolder(folder)
     damaged: list[str] = []
     try:

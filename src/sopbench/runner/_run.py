@@ -652,7 +652,18 @@ def baseline_summaries(config: RunConfig, selected: list[tuple[Task, str]]) -> d
     }
 
 
-async def _baseline_scores(config: RunConfig, selected: list[tuple[Task, str]], name: str) -> list[RunScore]:
+def baseline_scores(tasks: list[Task], name: str, protocol: str = "sound") -> list[RunScore]:
+    """``name`` (one of ``BASELINE_AGENTS``) played on ``tasks`` as ``sopbench run`` plays it next
+    to an agent (first run only, nothing stored), scored under ``protocol`` (sound or sopbench)."""
+    if name not in BASELINE_AGENTS:
+        raise ValueError(f"{name!r} is not a baseline ({', '.join(BASELINE_AGENTS)})")
+    config = RunConfig(agent=name, output=Path("."), baselines=False)
+    return asyncio.run(_baseline_scores(config, _with_ids(tasks), name, protocol))
+
+
+async def _baseline_scores(
+    config: RunConfig, selected: list[tuple[Task, str]], name: str, protocol: str = "sound"
+) -> list[RunScore]:
     baseline = config.model_copy(
         update={"agent": name, "agent_options": {}, "user": "none", "user_options": {}}
     )
@@ -662,5 +673,5 @@ async def _baseline_scores(config: RunConfig, selected: list[tuple[Task, str]], 
         result, _ = await play(baseline, episode)
         row = episode_row(baseline, episode, result, None, 1)
         if row["status"] == "completed":
-            scores.append(row_score(row))
+            scores.append(row_score(row, protocol))
     return scores

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sopbench.evaluation import UNCLASSIFIED
 from sopbench.evaluation import UnverifiedConstraint as Unverified
 
 __all__ = ["JUDGEMENT_NAMES", "Configuration", "Outcome", "Unverified", "Usage"]
@@ -75,3 +76,12 @@ class Outcome:
     @property
     def first_failing_judgement(self) -> str | None:
         return self.failed[0] if self.failed else None
+
+    @property
+    def findings(self) -> tuple[Unverified, ...]:
+        """What failed the procedure: the constraint each failing call left unverified, or one
+        unclassified item when the evaluator attributed the failure to none (an invalid call, a run
+        read from a store); nothing when the procedure passed."""
+        if "procedure" not in self.failed:
+            return ()
+        return self.unverified or (UNCLASSIFIED,)

@@ -7,8 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sopbench.evaluation import UNCLASSIFIED
-
 from ._intervals import RateInterval, balanced_interval
 from ._outcome import JUDGEMENT_NAMES, Configuration, Outcome
 from ._repeated import RepeatedRuns, repeated_runs
@@ -116,9 +114,9 @@ def breakdown(outcomes: Sequence[Outcome], by: str) -> dict[str, Any]:
             "judgements": {j: RateInterval(counts[j], len(failed)).as_dict() for j in JUDGEMENT_NAMES},
         }
     if by == "constraint":
-        # A procedure failure the evaluator did not attribute to a constraint (an invalid call, a
-        # run read from a store) is counted as one unclassified item, so that no failure is lost.
-        items = [u for o in outcomes if "procedure" in o.failed for u in (o.unverified or (UNCLASSIFIED,))]
+        # A procedure failure the evaluator did not attribute to a constraint is counted as one
+        # unclassified item (``Outcome.findings``), so that no failure is lost.
+        items = [u for o in outcomes for u in o.findings]
         procedure_failures = sum("procedure" in o.failed for o in outcomes)
         kinds = Counter(u.kind for u in items)
         depths = Counter("none" if u.depth is None else str(u.depth) for u in items)

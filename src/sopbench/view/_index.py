@@ -22,7 +22,7 @@ FACETS = {
     "configuration": "configuration",
     "outcome": "outcome",
     "judgement": "failing judgement",
-    "kind": "constraint kind in the SOP",
+    "kind": "failing constraint kind",
 }
 OUTCOMES = ("passed", "failed")
 

@@ -11,18 +11,24 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from sopbench.constraints import Chain, Expr, Gate, Or, Single
 from sopbench.runner import STORE_NAME, StoreError, read_run_folder
-from sopbench.scoring import Protocol, RunScore, ScoringError, load_records, score_run
+from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
+from sopbench.statistics import Configuration
 from sopbench.traces import (
-    LoadError,
     Record,
     detect_output_format,
     iter_trajectory_files,
-    parse_trajectory_file_name,
 )
 
-__all__ = ["JUDGEMENTS", "Episode", "LoadedSources", "SourceError", "constraint_kinds", "load_sources"]
+__all__ = [
+    "JUDGEMENTS",
+    "Episode",
+    "LoadedSources",
+    "SourceError",
+    "configuration_name",
+    "failing_constraint_kinds",
+    "load_sources",
+]
 
 # The three judgements, in the order the verdict gives them.
 JUDGEMENTS = ("database", "permission", "procedure")
@@ -46,7 +52,7 @@ class Episode:
     configuration: str  # model, tool mode, tool list, user
     run: int
     score: RunScore
-    kinds: frozenset[str]  # the kinds of constraint its goal's SOP is made of
+    kinds: frozenset[str]  # the kinds of the constraints that failed its procedure (failing_constraint_kinds)
     stored: Record | None = None  # the record itself, for runs read from a run folder
 
     @property
@@ -92,36 +98,22 @@ class LoadedSources:
     files: int = 0  # trajectory files and run folders read
 
 
-def constraint_kinds(expr: Expr | None) -> frozenset[str]:
-    """The kinds of constraint a goal's SOP is made of: single, negation, and, or, chain, gate."""
-    kinds: set[str] = set()
-    stack = [] if expr is None else [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Single):
-            kinds.add("negation" if node.negated else "single")
-        else:
-            kinds.add(
-                "chain"
-                if isinstance(node, Chain)
-                else "gate"
-                if isinstance(node, Gate)
-                else "or"
-                if isinstance(node, Or)
-                else "and"
-            )
-            stack.extend(node.children)
-    return frozenset(kinds)
+def failing_constraint_kinds(score: RunScore) -> frozenset[str]:
+    """The kinds of the constraints that failed the run's procedure (``Outcome.findings``: Single,
+    negation, And, Or, Chain, Gate, or unclassified), as the report's breakdown counts them."""
+    return frozenset(finding.kind for finding in score.outcome().findings)
 
 
-def _file_configuration(path: Path) -> str:
-    try:
-        name = parse_trajectory_file_name(path)
-    except (ValueError, LoadError):
-        return path.name
-    parts = [name.assistant_model, name.tool_call_mode, f"tools {name.tool_list}"]
-    if name.user_model:
-        parts.append(f"user {name.user_model}")
+def configuration_name(configuration: Configuration) -> str:
+    """The configuration as the list names it (its ``configuration`` filter): model (or agent),
+    tool mode, tool list, user (when there is one)."""
+    parts = [configuration.model or configuration.agent]
+    if configuration.tool_mode:
+        parts.append(configuration.tool_mode)
+    if configuration.tool_list:
+        parts.append(f"tools {configuration.tool_list}")
+    if configuration.user and configuration.user != "none":
+        parts.append(f"user {configuration.user}")
     return " · ".join(parts)
 
 
@@ -164,7 +156,7 @@ def _add(
     score: RunScore,
     keep: bool,
 ) -> None:
-    kinds = constraint_kinds(record.task.constraints_original)
+    kinds = failing_constraint_kinds(score)
     episode = Episode(
         len(loaded.episodes), source, configuration, run, score, kinds, record if keep else None
     )
@@ -175,7 +167,7 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
     records = load_records(path, lambda error: loaded.problems.append(str(error)))
     if not records:
         return
-    configuration = _file_configuration(path)
+    configuration = configuration_name(file_configuration(str(path)))
     fmt = detect_output_format(records)
     for record in records:
         for run in range(len(record.runs)):

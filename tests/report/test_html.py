@@ -1,0 +1,147 @@
+"""The HTML report: self-contained, escaped, its numbers the library's, and (in Debian's chromium)
+opening from file:// with no console error and no request, its per-goal table sortable.
+
+Episodes come from the viewer's test helpers (generated bank tasks played by two built-in agents,
+and a trajectory file whose messages carry markup). ``SOPBENCH_SCREENSHOT_DIR=DIR`` also writes
+the README's image there (docs/report.png).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "view"))
+from viewer_helpers import IMAGE, LINK, SCRIPT, make_viewer_sources  # noqa: E402
+
+from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources  # noqa: E402
+from sopbench.scoring import SOUND  # noqa: E402
+from sopbench.traces import iter_trajectory_files  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    made = make_viewer_sources(tmp_path_factory.mktemp("report"))
+    folders, others = split_sources(made.all)
+    return folders, outside_run_folders(iter_trajectory_files(others), folders)
+
+
+@pytest.fixture(scope="module")
+def embedded(sources):
+    folders, files = sources
+    return build_html_report(files, SOUND, run_folders=folders, embed_episodes=True)
+
+
+def test_the_file_asks_for_nothing_and_runs_no_foreign_script(embedded):
+    html = embedded.html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # no CDN, no remote resource
+    assert "<link" not in html and "@import" not in html
+    assert html.count("<script>") == 1  # the sort script only, allowed by its hash
+    assert "script-src &#39;sha256-" in html
+
+
+def test_what_a_model_wrote_is_text(embedded):
+    html = embedded.html
+    assert embedded.embedded == embedded.episodes > 0
+    for raw in (SCRIPT, IMAGE, LINK):
+        assert raw not in html
+    assert "&lt;script&gt;window.__injected = 1;" in html
+    assert "&lt;img src=x onerror=" in html
+    assert "&lt;a href=&#34;javascript:alert(3)&#34;" in html
+    assert 'href="javascript:' not in html and "<img" not in html
+
+
+def test_the_numbers_are_the_librarys(sources, embedded):
+    folders, files = sources
+    library = build_leaderboard(files, SOUND, run_folders=folders, no_verify=True)
+    assert len(embedded.rows) == len(library.rows)
+    for row, lb_row in zip(embedded.rows, library.rows, strict=True):
+        overall = lb_row.overall
+        if overall.cases:
+            assert row.overall.text.startswith(f"{100 * overall.passed / overall.cases:.1f} ")
+            assert row.overall.text.endswith(f"({overall.cases})")
+            assert f">{row.overall.text}<" in embedded.html
+    for a, b, result in embedded.comparisons:
+        assert result.overall.paired_runs > 0 and a.number < b.number
+
+
+def test_links_go_to_the_viewer_with_its_filters(sources):
+    folders, files = sources
+    built = build_html_report(files, SOUND, run_folders=folders, viewer_url="http://127.0.0.1:9999/")
+    assert "http://127.0.0.1:9999/?configuration=reference+%C2%B7+tools+full&amp;domain=bank" in built.html
+    assert "kind=" in built.html and "judgement=procedure" in built.html
+
+
+def test_the_verb_writes_one_file(sources, tmp_path):
+    folders, files = sources
+    target = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "sopbench.cli", "report", *map(str, folders), "--output", str(target),
+         "--tasks-dir", str(folders[0].parent / "tasks")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.read_text().startswith("<!doctype html>")
+    refused = subprocess.run(
+        [sys.executable, "-m", "sopbench.cli", "report", str(folders[0]), "--output", str(target), "--protocol", "x"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert refused.returncode == 2 and "--protocol x" in refused.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.mark.skipif(
+    (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
+    reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
+)
+def test_in_a_browser_from_file(embedded, tmp_path):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "report.html"
+    page.write_text(embedded.html)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,760"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get(page.as_uri())
+        assert not [line for line in driver.get_log("browser") if line["level"] in ("SEVERE", "WARNING")]
+        urls = [
+            json.loads(e["message"])["message"]["params"]["request"]["url"]
+            for e in driver.get_log("performance")
+            if json.loads(e["message"])["message"]["method"] == "Network.requestWillBeSent"
+        ]
+        assert urls and all(u.startswith("file://") or u.startswith("data:") for u in urls), urls
+        assert driver.execute_script("return window.__injected === undefined")
+        overall = driver.find_elements(By.CSS_SELECTOR, "#leaderboard-table td.overall")
+        assert [c.text for c in overall] == [r.overall.text for r in embedded.rows]
+        wanted = os.environ.get("SOPBENCH_SCREENSHOT_DIR")
+        if wanted:
+            driver.save_screenshot(str(Path(wanted) / "report.png"))
+
+        def rates() -> list[float]:
+            cells = driver.find_elements(By.CSS_SELECTOR, "#goal-table tbody tr td:nth-child(5)")
+            return [float(c.get_attribute("data-v")) for c in cells]
+
+        header = driver.find_element(By.CSS_SELECTOR, "#goal-table th:nth-child(5)")
+        header.click()
+        assert rates() == sorted(rates()) and len(rates()) > 1
+        header.click()
+        assert rates() == sorted(rates(), reverse=True)
+        assert not [line for line in driver.get_log("browser") if line["level"] == "SEVERE"]
+    finally:
+        driver.quit()
