@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import STORE_NAME, row_score
 from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
 
@@ -21,7 +22,8 @@ __all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders"
 
 
 def is_run_folder(path: Path) -> bool:
-    return path.is_dir() and (path / STORE_NAME).is_file()
+    """A folder of ``sopbench run``, or an Inspect eval log of the ``sopbench`` task (read alike)."""
+    return (path.is_dir() and (path / STORE_NAME).is_file()) or is_inspect_log(path)
 
 
 def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
@@ -40,6 +42,7 @@ def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
         others.append(path)
         if path.is_dir():
             folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
+            folders += sorted(log for log in path.rglob("*.eval") if is_inspect_log(log))
     return list(dict.fromkeys(folders)), others
 
 
@@ -101,8 +104,14 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
             f"{folder}: a run folder stores the sound and sopbench verdicts only, not {protocol}; "
             "export it (sopbench export --format sopbench) to score it with other quirks"
         )
-    path = folder / STORE_NAME
     result = RunFolder(folder)
+    if is_inspect_log(folder):
+        try:
+            result.scores = list(inspect_log_scores(folder, name, result.infra_errors.append))
+        except InspectLogError as exc:
+            raise RunFolderError(str(exc)) from None
+        return result
+    path = folder / STORE_NAME
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
