@@ -49,26 +49,43 @@ def inspect_log_scores(
     holds no sopbench score is named to ``on_problem`` and not counted; ``InspectLogError`` when the
     file cannot be read as a log."""
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log_sample_summaries, read_eval_log_samples_by_id
     except ImportError:
         raise InspectLogError(
             f"{path}: reading an Inspect log needs the inspect extra: pip install 'sopbench[inspect]'"
         ) from None
     try:
-        log = read_eval_log(str(path))
+        # The summaries hold each sample's scores without its transcript (fast); a score whose
+        # metadata the summary shortened (long explanations) is read again from the full sample.
+        summaries = read_eval_log_sample_summaries(str(path))
+        metadata = {(s.id, s.epoch): _metadata(s.scores) for s in summaries if s.error is None}
+        shortened = [key for key, meta in metadata.items() if meta is not None and _thinned(meta)]
+        if shortened:
+            for sample in read_eval_log_samples_by_id(str(path), shortened, exclude_fields={"events"}):
+                metadata[(sample.id, sample.epoch)] = _metadata(sample.scores)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
         raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {exc})") from None
     source = path.as_posix()
-    for sample in log.samples or ():
-        where = f"{path}: sample {sample.id} epoch {sample.epoch}"
-        if sample.error is not None:
+    for summary in summaries:
+        where = f"{path}: sample {summary.id} epoch {summary.epoch}"
+        if summary.error is not None:
             if on_problem is not None:
-                on_problem(f"{where}: {sample.error.message} (error, not counted)")
+                on_problem(f"{where}: {summary.error} (error, not counted)")
             continue
-        score = (sample.scores or {}).get(SCORER_NAME)
-        metadata: dict[str, Any] | None = None if score is None else score.metadata
-        if not metadata or "verdict" not in metadata:
+        meta = metadata[(summary.id, summary.epoch)]
+        if meta is None:
             if on_problem is not None:
                 on_problem(f"{where}: no sopbench score (not counted)")
             continue
-        yield row_score({**metadata, "run": sample.epoch - 1}, protocol, source)
+        yield row_score({**meta, "run": summary.epoch - 1}, protocol, source)
+
+
+def _metadata(scores: dict[str, Any] | None) -> dict[str, Any] | None:
+    score = (scores or {}).get(SCORER_NAME)
+    metadata = None if score is None else score.metadata
+    return metadata if metadata and "verdict" in metadata else None
+
+
+def _thinned(metadata: dict[str, Any]) -> bool:
+    """A summary replaces a long value by a note (text where a list or an object was)."""
+    return any(isinstance(metadata.get(key), str) for key in ("verdict", "compat", "explanations", "usage", "user_usage"))

@@ -43,7 +43,11 @@ from sopbench.tasks import Task as SopTask
 from ._log import SCORER_NAME
 from ._sides import CURRENT_SETUP, InspectModelAgent, InspectModelUser, inspect_messages
 
-STORE_KEY = "sopbench"  # the finished episode, in the sample's store
+STORE_KEY = "sopbench"  # how the episode ended, in the sample's store (shown in the log)
+# The finished episodes awaiting their score, by sample uuid. The transcript and final database stay
+# out of the sample's store: Inspect logs every store change, and a database per sample makes the
+# log several times slower to write (the transcript is in the log as the sample's messages).
+_FINISHED: dict[str, tuple[list[dict[str, Any]], Any]] = {}
 
 
 class SopbenchTaskError(ValueError):
@@ -152,11 +156,10 @@ def sopbench_agent(
             state.output = agent.last_output
         else:
             state.output = ModelOutput.from_content(str(state.model), "")
+        _FINISHED[state.uuid] = (result.messages, result.final_database)
         state.store.set(
             STORE_KEY,
             {
-                "messages": result.messages,
-                "final_database": result.final_database,
                 "end": result.end,
                 "problems": result.problems,
                 "model": agent.model,
@@ -186,12 +189,14 @@ def sopbench_scorer(tasks: dict[str, SopTask], *, tool_list: str = "full", user:
         task_id = str(state.sample_id)
         sop_task = tasks[task_id]
         episode = state.store.get(STORE_KEY)
-        if episode is None:
-            raise RuntimeError(f"sopbench sample {task_id} has no finished episode to score")
-        try:
-            scores = score_finished_episode(
-                sop_task, episode["messages"], episode["final_database"], tool_list=tool_list
+        finished = _FINISHED.pop(state.uuid, None)
+        if episode is None or finished is None:
+            raise RuntimeError(
+                f"sopbench sample {task_id} has no finished episode to score (score it in the eval that played it)"
             )
+        messages, final_database = finished
+        try:
+            scores = score_finished_episode(sop_task, messages, final_database, tool_list=tool_list)
         except ScoringError as exc:
             raise RuntimeError(f"sopbench sample {task_id} cannot be scored: {exc}") from None
         verdict = scores.sound.verdict
