@@ -17,7 +17,7 @@ from inspect_ai.log import (  # noqa: E402
     read_eval_log_sample_summaries,
     read_eval_log_samples_by_id,
 )
-from inspect_ai.model import ModelOutput, get_model  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from sopbench.cli import app  # noqa: E402
@@ -98,8 +98,18 @@ def test_sopbench_evaluate_reads_the_inspect_log_with_the_same_verdicts(referenc
     assert {row["task_id"]: row["verdict"] for row in rows} == {t: c for t, (_, c) in expected.items()}
 
 
+def _offline(output: ModelOutput) -> ModelOutput:
+    # With its usage given, mockllm does not count tokens (its tokenizer would be downloaded).
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1)
+    return output
+
+
 def _call(name: str, arguments: dict, call_id: str) -> ModelOutput:
-    return ModelOutput.for_tool_call("mockllm/model", name, arguments, tool_call_id=call_id)
+    return _offline(ModelOutput.for_tool_call("mockllm/model", name, arguments, tool_call_id=call_id))
+
+
+def _say(text: str) -> ModelOutput:
+    return _offline(ModelOutput.from_content("mockllm/model", text))
 
 
 def test_unknown_tools_and_bad_arguments_end_in_a_scored_sample(tmp_path):
@@ -109,7 +119,7 @@ def test_unknown_tools_and_bad_arguments_end_in_a_scored_sample(tmp_path):
         _call("no_such_tool", {"a": 1}, "c1"),
         _call("login_user", {"nonsense": 1}, "c2"),  # unexpected and missing arguments
         bad_json,
-        ModelOutput.from_content("mockllm/model", "I cannot do that."),  # the user answers
+        _say("I cannot do that."),  # the user answers
         _call("exit_conversation", {}, "c4"),
     ]
     model = get_model("mockllm/model", custom_outputs=outputs)
@@ -159,7 +169,7 @@ def test_epochs_give_pass_hat_k(tmp_path):
 def test_llm_user_is_played_by_the_user_model_role(tmp_path):
     agent = get_model(
         "mockllm/model",
-        custom_outputs=[ModelOutput.from_content("mockllm/model", f"Can you tell me more? ({i})") for i in range(5)],
+        custom_outputs=[_say(f"Can you tell me more? ({i})") for i in range(5)],
     )
     user = get_model(
         "mockllm/model",
