@@ -61,7 +61,7 @@ def test_reference_policy_gets_the_runners_verdicts_through_inspect(reference_lo
     run_folder, log = reference_logs
     db = sqlite3.connect(run_folder / STORE_NAME)
     runner = {
-        task_id: (json.loads(verdict), json.loads(compat))
+        task_id: (json.loads(verdict), None if compat is None else json.loads(compat))
         for task_id, verdict, compat in db.execute("SELECT task_id, verdict, compat FROM episodes")
     }
     db.close()
