@@ -19,6 +19,7 @@ from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
+    GenerateConfig,
     Model,
     ModelOutput,
     get_model,
@@ -157,17 +158,22 @@ class InspectModelAgent(Agent):
         self.system_prompt = ""
         self.tools: list[ToolInfo] = []
         self.last_output: ModelOutput | None = None
+        self.config = GenerateConfig()
 
     async def start(self, setup: EpisodeSetup) -> None:
         self._model = self._model or get_model()
         self.model = str(self._model)
         self.system_prompt = build_system_prompt(setup, "fc")
+        # As the openai agent: the episode's own seed (derived per task and epoch), int32 for servers.
+        self.config = GenerateConfig(seed=setup.seed % 2**31)
         self.tools = [tool_info(schema) for schema in setup.tools]
 
     async def act(self, messages: Sequence[Message]) -> AgentTurn:
         assert self._model is not None, "start() first"
         output = await self._model.generate(
-            [ChatMessageSystem(content=self.system_prompt), *inspect_messages(messages)], tools=self.tools
+            [ChatMessageSystem(content=self.system_prompt), *inspect_messages(messages)],
+            tools=self.tools,
+            config=self.config,
         )
         self.last_output = output
         if output.stop_reason == "model_length" and not output.message.tool_calls and not output.completion:
