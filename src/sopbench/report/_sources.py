@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score
 from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
 
@@ -19,7 +20,8 @@ __all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders"
 
 
 def is_run_folder(path: Path) -> bool:
-    return path.is_dir() and (path / STORE_NAME).is_file()
+    """A folder of ``sopbench run``, or an Inspect eval log of the ``sopbench`` task (read alike)."""
+    return (path.is_dir() and (path / STORE_NAME).is_file()) or is_inspect_log(path)
 
 
 def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
@@ -38,6 +40,7 @@ def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
         others.append(path)
         if path.is_dir():
             folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
+            folders += sorted(log for log in path.rglob("*.eval") if is_inspect_log(log))
     return list(dict.fromkeys(folders)), others
 
 
@@ -83,6 +86,12 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
             "export it (sopbench export --format sopbench) to score it with other quirks"
         ) from None
     result = RunFolder(folder)
+    if is_inspect_log(folder):
+        try:
+            result.scores = list(inspect_log_scores(folder, name, result.problems.append))
+        except InspectLogError as exc:
+            raise RunFolderError(str(exc)) from None
+        return result
     damaged: list[str] = []
     try:
         store = open_existing(folder)

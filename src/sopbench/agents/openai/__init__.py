@@ -21,11 +21,13 @@ from ._endpoint import (
     scrub_secret,
 )
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
-from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
-from ._users import AdversarialUser, LLMUser, user_view
+from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, build_user_prompt
+from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [
     "TOOL_CHOICES",
+    "EXIT_TOOL_SCHEMA",
+    "STUBBORN_FIRST_REPLY",
     "TOOL_MODES",
     "AdversarialUser",
     "ChatEndpoint",

@@ -1,0 +1,60 @@
+"""sopbench inside Inspect AI (the optional extra ``pip install 'sopbench[inspect]'``).
+
+``inspect eval sopbench/sopbench -T domain=bank --model openai/gpt-4o`` plays each sopbench task as
+one sample: the evaluated model is the agent (native tool calling, our system prompt) in the runner's
+published loop, and our evaluator scores the episode. ``inspect_log_scores`` reads such a log back as
+the verdict rows ``sopbench evaluate``, ``leaderboard`` and ``compare`` take.
+
+Only this package imports ``inspect_ai``: the log helpers below load without it; the task, solver,
+scorer, reducer and models load on first use (``ImportError`` naming the extra when it is absent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._log import LOG_SUFFIXES, SCORER_NAME, InspectLogError, inspect_log_scores, is_inspect_log
+
+_LAZY = {
+    "sopbench": "_task",
+    "sopbench_agent": "_task",
+    "sopbench_scorer": "_task",
+    "pass_hat": "_task",
+    "load_samples": "_task",
+    "SopbenchTaskError": "_task",
+    "InspectModelAgent": "_sides",
+    "InspectModelUser": "_sides",
+    "current_setup": "_sides",
+    "tool_info": "_sides",
+    "inspect_messages": "_sides",
+    "chat_messages": "_sides",
+    "ReferenceModel": "_reference_model",
+    "reference_model": "_reference_model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    try:
+        loaded = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as exc:
+        if exc.name and exc.name.startswith("inspect_ai"):
+            raise ImportError(
+                f"sopbench.inspect_eval.{name} needs the inspect extra: pip install 'sopbench[inspect]'"
+            ) from exc
+        raise
+    return getattr(loaded, name)
+
+
+__all__ = [
+    "LOG_SUFFIXES",
+    "SCORER_NAME",
+    "InspectLogError",
+    "inspect_log_scores",
+    "is_inspect_log",
+    *_LAZY,
+]
