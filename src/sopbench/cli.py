@@ -1069,6 +1069,46 @@ def run(
         job.nothing_to_do("no task matches --domain / --limit")
 
 
+@verb(
+    app,
+    epilog="Example: sopbench sweep examples/sweeps/builtin.toml --output sweeps/builtin",
+)
+def sweep(
+    file: Annotated[Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="DIR", help="One run folder per configuration: DIR/<name>/.")
+    ],
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="markdown, csv or json.")] = "markdown",
+) -> None:
+    """Run every configuration of a sweep file (each resumable), then the leaderboard over them all.
+
+    The whole file is checked before any episode. Running the same command again resumes every
+    configuration; configurations added to the file are run, changed ones are refused.
+    """
+    from sopbench.report import render_leaderboard
+    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.sweep import SweepDisplay, SweepError, expand, planned_episodes, read_sweep, run_sweep
+
+    job = current_job()
+    job.inputs([file], "SWEEP.toml")
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output}: is {_what(output)}; name a folder (it holds one run folder per configuration)")
+    job.output_folder(output, new_folders=True)
+    target = job.output(None, "stdout")
+    try:
+        configurations = expand(read_sweep(file), output, str(file))
+        with SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
+            report = run_sweep(configurations, display)
+    except (SweepError, RunConfigError, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    assert report.leaderboard is not None
+    incomplete = [name for name, r in report.reports.items() if not r.complete]
+    for name in incomplete:
+        job.problem(f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)", kind="infra_error")
+    job.finish(f"{len(report.reports)} configurations in {output}")
+    job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+
+
 def _default_task_set(job: Job) -> Path:
     """The generated task set (built into the cache on first use, with a progress bar)."""
     from sopbench.domains import PUBLISHED_DOMAINS
