@@ -4,7 +4,7 @@ otherwise."""
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
