@@ -844,7 +844,13 @@ def run(
         float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
     ] = 600.0,
     base_url: Annotated[
-        str | None, typer.Option(metavar="URL", help="Agent: OpenAI-compatible endpoint.")
+        list[str] | None,
+        typer.Option(
+            metavar="URL",
+            show_default=False,
+            help="Agent: OpenAI-compatible endpoint; repeat it for replicas of one model (requests go "
+            "to the least busy one; a failing one is left out for a while).",
+        ),
     ] = None,
     model: Annotated[str | None, typer.Option(metavar="NAME", help="Agent: model name.")] = None,
     tool_mode: Annotated[
@@ -971,7 +977,7 @@ def run(
     job.output_folder(output, new_folders=True)  # a run creates its folder, parents included
     job.inputs(store_files(output), "the run's store", must_exist=False)  # no output may replace it
     agent_options = _given(
-        base_url=base_url,
+        base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
         model=model,
         tool_mode=tool_mode,
         temperature=_temperature(temperature),

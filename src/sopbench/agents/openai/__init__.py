@@ -10,14 +10,18 @@ what a model was told::
 
 from ._agent import OpenAIAgent
 from ._endpoint import (
+    REPLICA_BACKOFF,
     TOOL_CHOICES,
     ChatEndpoint,
     ChatReply,
     ChatToolCall,
+    ReplicaHealth,
     RetryPolicy,
+    pick_replica,
     public_url,
     read_completion,
     redact_url,
+    replica_health,
     scrub_secret,
 )
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
@@ -25,6 +29,10 @@ from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
 from ._users import AdversarialUser, LLMUser, user_view
 
 __all__ = [
+    "REPLICA_BACKOFF",
+    "ReplicaHealth",
+    "pick_replica",
+    "replica_health",
     "TOOL_CHOICES",
     "TOOL_MODES",
     "AdversarialUser",
