@@ -1084,6 +1084,13 @@ def sweep(
     output: Annotated[
         Path, typer.Option("--output", "-o", metavar="DIR", help="One run folder per configuration: DIR/<name>/.")
     ],
+    executor: Annotated[
+        str, typer.Option(metavar="NAME", help="local (this process) or ray (episodes as Ray tasks).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(metavar="ADDR", show_default=False, help="ray: the cluster to join (auto: this machine's); default: a new local instance."),
+    ] = None,
     output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="markdown, csv or json.")] = "markdown",
 ) -> None:
     """Run every configuration of a sweep file (each resumable), then the leaderboard over them all.
@@ -1091,11 +1098,26 @@ def sweep(
     The whole file is checked before any episode. Running the same command again resumes every
     configuration; configurations added to the file are run, changed ones are refused.
     """
+    from contextlib import nullcontext
+
     from sopbench.report import render_leaderboard
     from sopbench.runner import RunConfigError, StoreError
-    from sopbench.sweep import SweepDisplay, SweepError, expand, planned_episodes, read_sweep, run_sweep
+    from sopbench.sweep import (
+        RayUnavailable,
+        SweepDisplay,
+        SweepError,
+        expand,
+        planned_episodes,
+        ray_player,
+        read_sweep,
+        run_sweep,
+    )
 
     job = current_job()
+    if executor not in ("local", "ray"):
+        raise UserError(f"--executor {executor}: choose local or ray")
+    if address is not None and executor != "ray":
+        raise UserError("--address needs --executor ray")
     job.inputs([file], "SWEEP.toml")
     if output.exists() and not output.is_dir():
         raise UserError(f"--output {output}: is {_what(output)}; name a folder (it holds one run folder per configuration)")
@@ -1103,9 +1125,10 @@ def sweep(
     target = job.output(None, "stdout")
     try:
         configurations = expand(read_sweep(file), output, str(file))
-        with SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
-            report = run_sweep(configurations, display)
-    except (SweepError, RunConfigError, StoreError) as exc:
+        cluster = ray_player(address) if executor == "ray" else nullcontext(None)
+        with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
+            report = run_sweep(configurations, display, player)
+    except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None
     incomplete = [name for name, r in report.reports.items() if not r.complete]

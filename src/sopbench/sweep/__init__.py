@@ -23,6 +23,7 @@ from ._file import (
     read_sweep,
 )
 from ._progress import SweepDisplay
+from ._ray import RayUnavailable, ray_player
 from ._run import SweepProgress, SweepReport, changed_configurations, planned_episodes, run_sweep
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Entry",
     "Limits",
     "Matrix",
+    "RayUnavailable",
     "SweepError",
     "SweepFile",
     "SweepDisplay",
@@ -40,6 +42,7 @@ __all__ = [
     "configuration_name",
     "expand",
     "planned_episodes",
+    "ray_player",
     "read_sweep",
     "run_sweep",
 ]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.report import LeaderboardReport, build_leaderboard
-from sopbench.runner import STORE_NAME, Progress, RunReport, open_existing, run, select_tasks
+from sopbench.runner import STORE_NAME, EpisodePlayer, Progress, RunReport, open_existing, run, select_tasks
 from sopbench.scoring import SOUND
 
 from ._file import Configuration, SweepError
@@ -57,7 +57,11 @@ def changed_configurations(configurations: list[Configuration]) -> tuple[list[st
     return new, changed
 
 
-def run_sweep(configurations: list[Configuration], progress: SweepProgress | None = None) -> SweepReport:
+def run_sweep(
+    configurations: list[Configuration],
+    progress: SweepProgress | None = None,
+    player: EpisodePlayer | None = None,
+) -> SweepReport:
     """Run (or resume) every configuration, one after the other, each at its own concurrency.
 
     A configuration whose run folder holds a run with other settings is refused before any episode
@@ -72,7 +76,9 @@ def run_sweep(configurations: list[Configuration], progress: SweepProgress | Non
     for configuration in configurations:
         name = configuration.name
         report.reports[name] = run(
-            configuration.config, None if progress is None else (lambda counts, n=name: progress(n, counts))
+            configuration.config,
+            None if progress is None else (lambda counts, n=name: progress(n, counts)),
+            player,
         )
     report.leaderboard = build_leaderboard(
         [], SOUND, run_folders=[c.config.output for c in configurations]
