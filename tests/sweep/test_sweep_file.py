@@ -123,3 +123,11 @@ def test_builtin_example_is_valid() -> None:
     configurations = expand(read_sweep(example), Path("out"))
     assert [c.name for c in configurations] == ["reference-full", "no-verify-full", "refuse-all-full"]
     assert all(c.config.runs == 2 and c.config.domains == ("all",) for c in configurations)
+
+
+def test_published_example_names_the_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    example = Path(__file__).resolve().parents[2] / "examples" / "sweeps" / "published.toml"
+    names = [c.name for c in expand(read_sweep(example), Path("out"))]
+    assert len(names) == 4 * 3 * 2 - 2  # two llama3.1-70b fc configurations excluded
+    assert "llama3.1-70b-fc-full" not in names and "qwen2.5-72b-act-only-oracle" in names
