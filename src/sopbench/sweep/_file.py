@@ -72,8 +72,8 @@ class Matrix(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agents: list[str]
-    tool_modes: list[str | None] = Field(default_factory=lambda: [None])
-    tool_lists: list[Literal["full", "oracle"]] = Field(default_factory=lambda: ["full"])
+    tool_modes: list[str | None] = [None]  # None: the agent's default (pydantic copies defaults)
+    tool_lists: list[Literal["full", "oracle"]] = ["full"]
     users: list[str] = Field(default_factory=lambda: ["none"])
 
 
@@ -171,7 +171,7 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
             problems.append(f"{where}: include/exclude names agent {entry.agent!r}, which is not defined")
     if problems:
         raise SweepError("\n".join(problems))
-    combinations = [
+    combinations: list[dict[str, Any]] = [
         {"agent": a, "tool_mode": m, "tool_list": t, "user": u}
         for a, m, t, u in itertools.product(
             sweep.matrix.agents, sweep.matrix.tool_modes, sweep.matrix.tool_lists, sweep.matrix.users

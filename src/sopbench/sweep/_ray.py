@@ -66,7 +66,7 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
     remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_play_here)
 
     async def player(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
-        return await asyncio.wrap_future(remote.remote(config, episode.task_id, episode.run, episode.seed, attempts).future())  # type: ignore[no-any-return]
+        return await asyncio.wrap_future(remote.remote(config, episode.task_id, episode.run, episode.seed, attempts).future())
 
     try:
         yield player

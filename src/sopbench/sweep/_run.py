@@ -74,16 +74,17 @@ def run_sweep(
         )
     report = SweepReport(new=new)
     for configuration in configurations:
-        name = configuration.name
-        report.reports[name] = run(
-            configuration.config,
-            None if progress is None else (lambda counts, n=name: progress(n, counts)),
-            player,
-        )
+        report.reports[configuration.name] = run(configuration.config, _named(progress, configuration.name), player)
     report.leaderboard = build_leaderboard(
         [], SOUND, run_folders=[c.config.output for c in configurations]
     )
     return report
+
+
+def _named(progress: SweepProgress | None, name: str) -> Callable[[Progress], None] | None:
+    if progress is None:
+        return None
+    return lambda counts: progress(name, counts)
 
 
 def planned_episodes(configurations: list[Configuration]) -> int:
