@@ -189,7 +189,7 @@ class ChatEndpoint:
                 raise ValueError("an endpoint needs at least one base URL")
         else:
             self.replicas = (base_url,)
-        self.base_url = self.replicas[0]  # the replica of the current request (messages name it)
+        self._current = self.replicas[0]  # the replica of the current request (messages name it)
         self.model = model
         self.request_timeout = float(request_timeout)
         self.retry = retry
@@ -198,6 +198,16 @@ class ChatEndpoint:
         self.timed_out_requests = 0  # attempts abandoned at the request timeout (then retried)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
         self._clients: dict[str | None, openai.AsyncOpenAI] = {}
+
+    @property
+    def base_url(self) -> str | None:
+        """The URL of the replica the current (or last) request went to."""
+        return self._current
+
+    @base_url.setter
+    def base_url(self, url: str | None) -> None:  # one endpoint from now on (before its first request)
+        self.replicas = (url,)
+        self._current = url
 
     @property
     def where(self) -> str:
@@ -251,7 +261,7 @@ class ChatEndpoint:
         failovers = 0  # a failed replica's request sent at once to another one, not a retry
         while True:
             self.requests += 1
-            url = self.base_url = self._choose()
+            url = self._current = self._choose()
             self.waiting_on = {
                 "url": self.where,
                 "model": self.model,
