@@ -75,7 +75,7 @@ def playing_workers(root: int) -> list[int]:
     busy = []
     for pid in descendants(root):
         try:
-            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::_play_here"):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::EpisodeWorker"):
                 busy.append(pid)
         except OSError:
             continue

@@ -1,8 +1,10 @@
-"""``--executor ray``: episodes as Ray tasks anywhere in a cluster; the driver alone writes each store.
+"""``--executor ray``: episodes played by Ray actors anywhere in a cluster; the driver alone writes
+each store.
 
 A worker sends each finished episode's row back; the driver stores it in one transaction, as on one
-machine. A task whose worker (or node) dies is run again elsewhere by Ray (``max_retries``); an
-episode already stored is never played again, since it is stored only once its row is back.
+machine. A worker (or node) that dies is restarted by Ray and its unanswered episodes are sent again
+(``max_task_retries``); an episode already stored is never played again, since it is stored only
+once its row is back.
 Concurrency per configuration (``concurrency``) and per endpoint holds over the whole cluster
 because only the driver hands out episodes.
 """
@@ -37,10 +39,11 @@ def _task(config: RunConfig, task_id: str) -> Task:
     return _TASKS[key][task_id]
 
 
-def _play_here(config: RunConfig, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
-    """On a Ray worker: play one episode and return its row."""
-    episode = Episode(_task(config, task_id), task_id, run, seed)
-    return asyncio.run(play_row(config, episode, attempts))
+class EpisodeWorker:
+    """A Ray actor: plays episodes (concurrently, on its event loop) and returns their rows."""
+
+    async def play(self, config: RunConfig, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
+        return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts)
 
 
 @contextmanager
@@ -63,10 +66,22 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: {exc}") from None
-    remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_play_here)
+    # One worker per CPU of the cluster, each an async actor playing many episodes at once on its
+    # event loop (episodes wait on endpoints, not on the CPU). A dead worker is restarted (on
+    # another node when its node is gone) and the calls it had not answered are sent again.
+    actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=TASK_RETRIES)(EpisodeWorker)
+    workers = [actor.remote() for _ in range(max(1, int(ray.cluster_resources().get("CPU", 1))))]
+    outstanding = [0] * len(workers)
 
     async def player(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
-        return await asyncio.wrap_future(remote.remote(config, episode.task_id, episode.run, episode.seed, attempts).future())
+        chosen = min(range(len(workers)), key=outstanding.__getitem__)
+        outstanding[chosen] += 1
+        try:
+            call = workers[chosen].play.remote(config, episode.task_id, episode.run, episode.seed, attempts)
+            row: dict[str, Any] = await asyncio.wrap_future(call.future())
+            return row
+        finally:
+            outstanding[chosen] -= 1
 
     try:
         yield player
