@@ -70,7 +70,7 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
     # event loop (episodes wait on endpoints, not on the CPU). A dead worker is restarted (on
     # another node when its node is gone) and the calls it had not answered are sent again.
     actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=TASK_RETRIES)(EpisodeWorker)
-    workers = [actor.remote() for _ in range(max(1, int(ray.cluster_resources().get("CPU", 1))))]
+    workers: list[Any] = [actor.remote() for _ in range(max(1, int(ray.cluster_resources().get("CPU", 1))))]
     outstanding = [0] * len(workers)
 
     async def player(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
