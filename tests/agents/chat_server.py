@@ -73,8 +73,11 @@ Responder = Callable[[dict[str, Any]], Reply]
 class ChatServer:
     """``with ChatServer(script) as server: ... server.url ...``; ``server.requests`` holds the bodies."""
 
-    def __init__(self, script: Sequence[Reply] | Responder, *, latency: float = 0.0) -> None:
+    def __init__(self, script: Sequence[Reply] | Responder, *, latency: float = 0.0, slots: int | None = None) -> None:
         self.latency = latency
+        # At most ``slots`` replies in the making at once (a model server's batch): the endpoint
+        # becomes the bottleneck, as a real one is.
+        self._slots = threading.Semaphore(slots) if slots else None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -123,7 +126,11 @@ class ChatServer:
             self.headers.append(headers)
         reply = self._responder(body)
         if self.latency or reply.delay:
-            time.sleep(self.latency + reply.delay)
+            if self._slots is not None:
+                with self._slots:
+                    time.sleep(self.latency + reply.delay)
+            else:
+                time.sleep(self.latency + reply.delay)
         if reply.body is not None:
             raw = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             return reply.status, reply.headers, raw, reply
@@ -247,6 +254,7 @@ def benchmark_model(request: dict[str, Any]) -> Reply:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds added to every reply")
+    parser.add_argument("--slots", type=int, default=None, help="replies made at once (default: no limit)")
     parser.add_argument("--bodies", help="a JSON file: a list of reply bodies, sent as they are")
     args = parser.parse_args(argv)
     responder: Responder = benchmark_model
@@ -260,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
                 body = next(bodies)
             return Reply(body=body if not isinstance(body, str) else body.encode())
 
-    with ChatServer(responder, latency=args.latency) as server:
+    with ChatServer(responder, latency=args.latency, slots=args.slots) as server:
         print(server.url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin
 

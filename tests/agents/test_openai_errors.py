@@ -173,14 +173,14 @@ def test_concurrent_episodes_share_one_client_and_release_it():
         agents = [OpenAIAgent(base_url=url, model="m", api_key_env=KEY_ENV) for _ in range(8)]
         for made in agents:
             await made.start(bank_setup())
-        shared = {id(made.endpoint._client) for made in agents}
+        shared = {id(made.endpoint._clients[url]) for made in agents}
         await asyncio.gather(*(drive(made, bank_setup()) for made in agents))
         return shared, agents
 
     with serve(lambda request: call("exit_conversation")) as server:
         shared, agents = asyncio.run(many(server.url))
     assert len(shared) == 1 and len(server.requests) == 8
-    assert all(made.endpoint._client is None for made in agents)
+    assert all(not made.endpoint._clients for made in agents)
 
 
 def test_episodes_run_one_after_another_keep_the_client():
@@ -189,7 +189,7 @@ def test_episodes_run_one_after_another_keep_the_client():
         for _ in range(2):
             made = OpenAIAgent(base_url=url, model="m", api_key_env=KEY_ENV)
             await made.start(bank_setup())
-            clients.append(made.endpoint._client)
+            clients.append(made.endpoint._clients[url])
             await made.close()
         return clients
 

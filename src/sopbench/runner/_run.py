@@ -7,7 +7,7 @@ import hashlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,6 +240,16 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
     return result, agent
 
 
+async def play_row(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
+    """Play one episode and return its store row (what a remote worker sends back to the one writer)."""
+    result, agent = await play(config, episode)
+    return episode_row(config, episode, result, agent, attempts)
+
+
+# Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
+EpisodePlayer = Callable[[RunConfig, Episode, int], Awaitable[dict[str, Any]]]
+
+
 def episode_row(
     config: RunConfig, episode: Episode, result: EpisodeResult, agent: Agent | None, attempts: int
 ) -> dict[str, Any]:
@@ -384,6 +394,7 @@ async def _run_async(
     progress: Progress,
     on_progress: ProgressCallback | None,
     signals: _Signals,
+    player: EpisodePlayer = play_row,
 ) -> None:
     finished = store.finished()
     queue: asyncio.Queue[Episode] = asyncio.Queue()
@@ -400,14 +411,13 @@ async def _run_async(
             earlier = finished.get((episode.task_id, episode.run))
             attempts = (earlier.attempts if earlier else 0) + 1
             try:
-                result, agent = await play(config, episode)
+                row = await player(config, episode, attempts)
             except AgentRequestError as exc:  # every episode would fail alike: stop scheduling
                 refused.append(str(exc))
                 return
             except AgentContractError as exc:
                 refused.append(f"agent {config.agent!r} is broken: {exc}")
                 return
-            row = episode_row(config, episode, result, agent, attempts)
             store.put(row)
             progress.done += 1
             progress.last = episode.task_id
@@ -451,12 +461,15 @@ class RunRefused(RunConfigError):
     the cause is fixed)."""
 
 
-def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunReport:
+def run(
+    config: RunConfig, progress: ProgressCallback | None = None, player: EpisodePlayer | None = None
+) -> RunReport:
     """Run (or resume) every episode of ``config`` into ``config.output/results.sqlite``.
 
     Finished episodes are skipped; ``infra_error`` ones are run again. Raises ``RunConfigError``
     for a configuration that cannot run, ``StoreError`` for a folder holding another run (or in use
     by another process), and ``RunInterrupted`` after Ctrl-C or SIGTERM (what finished is stored).
+    ``player`` plays the episodes elsewhere (a cluster); this process still writes every row.
     """
     config.check_options()
     selected = select_tasks(config)
@@ -478,7 +491,7 @@ def run(config: RunConfig, progress: ProgressCallback | None = None) -> RunRepor
             counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo))
             if progress is not None:
                 progress(counts)
-            asyncio.run(_run_async(config, store, todo, counts, progress, signals))
+            asyncio.run(_run_async(config, store, todo, counts, progress, signals, player or play_row))
             if signals.received:
                 raise RunInterrupted(signals.received[0], counts)
             report = _report(config, store, episodes, counts)

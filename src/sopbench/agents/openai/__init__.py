@@ -10,14 +10,18 @@ what a model was told::
 
 from ._agent import OpenAIAgent
 from ._endpoint import (
+    REPLICA_BACKOFF,
     TOOL_CHOICES,
     ChatEndpoint,
     ChatReply,
     ChatToolCall,
+    ReplicaHealth,
     RetryPolicy,
+    pick_replica,
     public_url,
     read_completion,
     redact_url,
+    replica_health,
     scrub_secret,
 )
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
@@ -25,6 +29,10 @@ from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, bui
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [
+    "REPLICA_BACKOFF",
+    "ReplicaHealth",
+    "pick_replica",
+    "replica_health",
     "TOOL_CHOICES",
     "EXIT_TOOL_SCHEMA",
     "STUBBORN_FIRST_REPLY",

@@ -36,7 +36,7 @@ class OpenAIAgent(ModelSide, Agent):
         self,
         *,
         model: str,
-        base_url: str | None = None,
+        base_url: str | list[str] | None = None,
         tool_mode: str = "fc",
         temperature: float | None = 0.0,
         max_tokens: int | None = 512,

@@ -8,6 +8,11 @@ recorded as ``infra_error`` and retried on resume); a context-length error becom
 ``ContextLengthExceeded`` (the agent's failure); anything else the endpoint refuses (a wrong key, an
 unknown model) is ``AgentInfraError`` at once, since waiting would not help.
 
+An endpoint may be several replicas of one model (``base_url`` a list): each request goes to the
+replica with the fewest requests outstanding (over every episode of the process), and a replica whose
+connection fails or that answers with a server error is taken out for ``REPLICA_BACKOFF`` seconds;
+the request goes at once to another replica, so that the run goes on with the others.
+
 The API key lives only inside the ``openai`` client. Every message this module writes names the
 endpoint by a URL stripped of user information and query, and has the key scrubbed out of any text
 the server sent back (some servers echo the key they rejected).
@@ -41,6 +46,7 @@ _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 # A server error that names a validation failure is the request's fault: sending it again is useless.
 _VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
 TOOL_CHOICES = ("auto", "required", "none")
+REPLICA_BACKOFF = 30.0  # seconds a failing replica is left out (the others take its requests)
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?length|context window|maximum context|context size|too many tokens|"
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
@@ -127,8 +133,33 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+@dataclass(slots=True)
+class ReplicaHealth:
+    """One replica's load and state, shared by every endpoint of the process that names its URL."""
+
+    outstanding: int = 0  # requests sent and not yet answered
+    out_until: float = 0.0  # time.monotonic() before which it takes no requests (after a failure)
+
+
+_REPLICAS: dict[str, ReplicaHealth] = {}
+
+
+def replica_health(url: str) -> ReplicaHealth:
+    return _REPLICAS.setdefault(url, ReplicaHealth())
+
+
+def pick_replica(urls: Sequence[str], now: float) -> str:
+    """The replica with the fewest outstanding requests among those in service (list order breaks
+    ties); when every replica is out, the one back soonest."""
+    healthy = [u for u in urls if replica_health(u).out_until <= now]
+    if not healthy:
+        return min(urls, key=lambda u: replica_health(u).out_until)
+    return min(healthy, key=lambda u: replica_health(u).outstanding)
+
+
 class ChatEndpoint:
-    """``complete(messages, ...)`` against one endpoint and model, with the retry policy applied.
+    """``complete(messages, ...)`` against one endpoint (or replicas of it) and model, with the retry
+    policy applied.
 
     Clients are shared by every endpoint with the same URL, key variable and timeout on the same
     event loop (one connection pool for all concurrent episodes) and closed shortly after the last
@@ -138,7 +169,7 @@ class ChatEndpoint:
     def __init__(
         self,
         *,
-        base_url: str | None,
+        base_url: str | Sequence[str] | None,
         model: str,
         api_key_env: str | None = None,
         request_timeout: float = 300.0,
@@ -152,7 +183,13 @@ class ChatEndpoint:
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
         if explicit_env and not os.environ.get(self.api_key_env):
             raise ValueError(f"the API key variable {self.api_key_env} named by --api-key-env is not set")
-        self.base_url = base_url
+        if base_url is not None and not isinstance(base_url, str):
+            self.replicas: tuple[str | None, ...] = tuple(str(u) for u in base_url)
+            if not self.replicas:
+                raise ValueError("an endpoint needs at least one base URL")
+        else:
+            self.replicas = (base_url,)
+        self._current = self.replicas[0]  # the replica of the current request (messages name it)
         self.model = model
         self.request_timeout = float(request_timeout)
         self.retry = retry
@@ -160,8 +197,17 @@ class ChatEndpoint:
         self.requests = 0  # attempts sent, retries included
         self.timed_out_requests = 0  # attempts abandoned at the request timeout (then retried)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
-        self._client: openai.AsyncOpenAI | None = None
-        self._pool_key: tuple[Any, ...] | None = None
+        self._clients: dict[str | None, openai.AsyncOpenAI] = {}
+
+    @property
+    def base_url(self) -> str | None:
+        """The URL of the replica the current (or last) request went to."""
+        return self._current
+
+    @base_url.setter
+    def base_url(self, url: str | None) -> None:  # one endpoint from now on (before its first request)
+        self.replicas = (url,)
+        self._current = url
 
     @property
     def where(self) -> str:
@@ -171,23 +217,26 @@ class ChatEndpoint:
         return f"ChatEndpoint(model={self.model!r}, url={self.where!r})"
 
     # ---- client lifetime ------------------------------------------------------------------------
+    def _pool_key(self, url: str | None) -> tuple[Any, ...]:
+        return (url, self.api_key_env, self.request_timeout)
+
     async def open(self) -> None:
-        if self._client is None:
-            self._pool_key = (self.base_url, self.api_key_env, self.request_timeout)
-            self._client = _CLIENTS.acquire(self._pool_key, self._new_client)
+        for url in self.replicas:
+            if url not in self._clients:
+                self._clients[url] = _CLIENTS.acquire(self._pool_key(url), lambda u=url: self._new_client(u))
 
     async def close(self) -> None:
-        if self._client is not None and self._pool_key is not None:
-            client, self._client = self._client, None
-            await _CLIENTS.release(self._pool_key, client)
+        clients, self._clients = self._clients, {}
+        for url, client in clients.items():
+            await _CLIENTS.release(self._pool_key(url), client)
 
-    def _new_client(self) -> openai.AsyncOpenAI:
+    def _new_client(self, url: str | None) -> openai.AsyncOpenAI:
         import openai  # imported on first use: it takes most of a second, and the CLI imports agents
 
         return openai.AsyncOpenAI(
             # a key pasted with a trailing newline or space is the same key (the header refuses it)
             api_key=(os.environ.get(self.api_key_env) or "").strip() or _NO_KEY,
-            base_url=self.base_url,
+            base_url=url,
             timeout=self.request_timeout,
             max_retries=0,  # retries are classified and bounded here (module docstring)
             http_client=_aiohttp_transport(openai),
@@ -204,14 +253,15 @@ class ChatEndpoint:
         """One reply; raises ``AgentInfraError``, ``AgentRequestError`` or ``ContextLengthExceeded``
         (module docstring). A malformed reply is returned with its problems named, never raised."""
         await self.open()
-        assert self._client is not None
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             request["tools"] = list(tools)
         request.update({k: v for k, v in params.items() if v is not None})
         retries = 0
+        failovers = 0  # a failed replica's request sent at once to another one, not a retry
         while True:
             self.requests += 1
+            url = self._current = self._choose()
             self.waiting_on = {
                 "url": self.where,
                 "model": self.model,
@@ -219,11 +269,23 @@ class ChatEndpoint:
                 "attempt": retries + 1,
                 "sent": time.monotonic(),
             }
-            outcome = await self._attempt(request)
+            health = replica_health(url) if url is not None else None
+            if health is not None:
+                health.outstanding += 1
+            try:
+                outcome = await self._attempt(request)
+            finally:
+                if health is not None:
+                    health.outstanding -= 1
             self.waiting_on = None
             if isinstance(outcome, ChatReply):
                 return outcome
             failure, retry_after = outcome
+            if health is not None and len(self.replicas) > 1 and _replica_fault(failure):
+                health.out_until = time.monotonic() + REPLICA_BACKOFF
+                if failovers < len(self.replicas) and self._choose() != url:
+                    failovers += 1
+                    continue
             timed_out = isinstance(failure, _TimedOut)
             if timed_out:
                 # The server may still be generating the abandoned reply: the retry is counted (the
@@ -240,12 +302,17 @@ class ChatEndpoint:
                 )
             raise failure
 
+    def _choose(self) -> str | None:
+        if len(self.replicas) == 1:
+            return self.replicas[0]
+        return pick_replica([u for u in self.replicas if u is not None], time.monotonic())
+
     async def _attempt(self, request: dict[str, Any]) -> ChatReply | tuple[Exception, float | None]:
         """The reply, or the failure (raised by the caller *outside* this ``except`` block, so that
         no exception carrying the request, and its Authorization header, is chained to it)."""
         import openai
 
-        assert self._client is not None
+        client = self._clients[self.base_url]
         try:
             # The request is wire-format JSON already: posted as it is (the client's documented way
             # to send any body), because the typed transformation that ``chat.completions.create``
@@ -255,7 +322,7 @@ class ChatEndpoint:
             # output, to be judged, never trusted. ``wait_for`` bounds the whole request, body
             # included: the client's own timeout is per read, so a slow drip would never end.
             text = await asyncio.wait_for(
-                self._client.post("/chat/completions", cast_to=str, body=request), self.request_timeout
+                client.post("/chat/completions", cast_to=str, body=request), self.request_timeout
             )
         except TimeoutError:
             return _TimedOut(f"no complete reply within {self.request_timeout:g} s"), None
@@ -499,6 +566,11 @@ def _connection_failure(exc: BaseException) -> str | None:
             return f"{type(seen).__name__}: {seen}" if str(seen) else type(seen).__name__
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _replica_fault(failure: Exception) -> bool:
+    """A failure of the replica rather than of the request: no connection, a server error, no reply."""
+    return isinstance(failure, _Retryable) and not failure.reason.startswith("HTTP 429")
 
 
 class _Retryable(Exception):

@@ -1,0 +1,48 @@
+"""Sweeps: many run configurations from one TOML file, each in its own run folder.
+
+>>> from sopbench.sweep import expand, read_sweep, run_sweep
+>>> configurations = expand(read_sweep(Path("examples/sweeps/builtin.toml")), Path("sweeps/builtin"))  # doctest: +SKIP
+>>> report = run_sweep(configurations)  # doctest: +SKIP
+
+The file's matrix (agents, tool modes, tool lists, users) with ``[[include]]`` and ``[[exclude]]``
+entries names the configurations; each runs into ``<output>/<name>/`` with its manifest, so that the
+same command resumes them all and a changed configuration is refused. See the README, "Sweeps and
+clusters".
+"""
+
+from ._file import (
+    AgentEntry,
+    Configuration,
+    Entry,
+    Limits,
+    Matrix,
+    SweepError,
+    SweepFile,
+    configuration_name,
+    expand,
+    read_sweep,
+)
+from ._progress import SweepDisplay
+from ._ray import RayUnavailable, ray_player
+from ._run import SweepProgress, SweepReport, changed_configurations, planned_episodes, run_sweep
+
+__all__ = [
+    "AgentEntry",
+    "Configuration",
+    "Entry",
+    "Limits",
+    "Matrix",
+    "RayUnavailable",
+    "SweepError",
+    "SweepFile",
+    "SweepDisplay",
+    "SweepProgress",
+    "SweepReport",
+    "changed_configurations",
+    "configuration_name",
+    "expand",
+    "planned_episodes",
+    "ray_player",
+    "read_sweep",
+    "run_sweep",
+]

@@ -1,0 +1,227 @@
+"""The sweep file: a matrix of run configurations, validated whole before any episode."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sopbench.runner import RunConfig, RunConfigError
+
+MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class SweepError(ValueError):
+    """A sweep file that cannot run: each line of the message is one mistake."""
+
+
+class AgentEntry(BaseModel):
+    """One agent of the matrix: a built-in agent, or a model behind one or more endpoints."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    agent: str
+    model: str | None = None
+    endpoint: str | list[str] | None = None  # a list: replicas of one model
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"name {value!r}: letters, digits, '.', '_' and '-' only (it names a folder)")
+        return value
+
+    def endpoints(self) -> list[str]:
+        if self.endpoint is None:
+            return []
+        return [self.endpoint] if isinstance(self.endpoint, str) else list(self.endpoint)
+
+    def agent_options(self) -> dict[str, Any]:
+        options = dict(self.options)
+        for key in ("model", "api_key_env", "temperature", "max_tokens"):
+            if (value := getattr(self, key)) is not None:
+                options[key] = value
+        endpoints = self.endpoints()
+        if endpoints:
+            options["base_url"] = endpoints[0] if len(endpoints) == 1 else endpoints
+        return options
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(default=20, ge=1)
+    max_actions: int = Field(default=10, ge=1)
+    episode_timeout: float = Field(default=600.0, gt=0)
+    limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
+
+
+class Matrix(BaseModel):
+    """The axes: every combination is a configuration, unless excluded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agents: list[str]
+    tool_modes: list[str | None] = [None]  # None: the agent's default (pydantic copies defaults)
+    tool_lists: list[Literal["full", "oracle"]] = ["full"]
+    users: list[str] = Field(default_factory=lambda: ["none"])
+
+
+class Entry(BaseModel):
+    """An ``[[include]]`` or ``[[exclude]]`` entry: values of the axes (an exclude matches when each
+    given value is equal; an include adds that one combination)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str | None = None
+    tool_mode: str | None = None
+    tool_list: Literal["full", "oracle"] | None = None
+    user: str | None = None
+
+
+class SweepFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tasks: Path | None = None
+    domains: list[str] = Field(default_factory=lambda: ["all"])
+    runs: int = Field(default=1, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=8, ge=1)  # episodes at once over the whole sweep
+    limits: Limits = Field(default_factory=Limits)
+    agents: list[AgentEntry]
+    matrix: Matrix
+    include: list[Entry] = Field(default_factory=list)
+    exclude: list[Entry] = Field(default_factory=list)
+
+
+class Configuration(BaseModel):
+    """One configuration of a sweep: its name (the run folder's) and its run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    config: RunConfig
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def read_sweep(path: Path) -> SweepFile:
+    """Parse and validate a sweep file's shape; ``SweepError`` with one line per mistake."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SweepError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepError(f"{path}: not TOML: {exc}") from None
+    try:
+        return SweepFile.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            where = _location(error["loc"])
+            if error["type"] == "extra_forbidden":
+                lines.append(f"{path}: unknown key {where}")
+            else:
+                lines.append(f"{path}: {where}: {error['msg']}")
+        raise SweepError("\n".join(lines)) from None
+
+
+def _matches(entry: Entry, combination: dict[str, Any]) -> bool:
+    return all(v is None or combination[k] == v for k, v in entry.model_dump().items())
+
+
+def configuration_name(combination: dict[str, Any]) -> str:
+    parts = [combination["agent"]]
+    if combination["tool_mode"] is not None:
+        parts.append(combination["tool_mode"])
+    parts.append(combination["tool_list"])
+    if combination["user"] != "none":
+        parts.append(combination["user"])
+    return "-".join(parts)
+
+
+def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configuration]:
+    """Every configuration of ``sweep``, checked (names, endpoints, agent options, domains);
+    ``SweepError`` with one line per mistake, before anything runs."""
+    problems: list[str] = []
+    by_name: dict[str, AgentEntry] = {}
+    for agent in sweep.agents:
+        if agent.name in by_name:
+            problems.append(f"{where}: duplicate agent name {agent.name!r}")
+        by_name[agent.name] = agent
+        if agent.agent in MODEL_AGENTS and not agent.endpoints():
+            problems.append(f"{where}: agent {agent.name!r} ({agent.agent}) has no endpoint")
+    for name in sweep.matrix.agents:
+        if name not in by_name:
+            problems.append(f"{where}: matrix.agents names {name!r}, which no [[agents]] entry defines")
+    for entry in (*sweep.include, *sweep.exclude):
+        if entry.agent is not None and entry.agent not in by_name:
+            problems.append(f"{where}: include/exclude names agent {entry.agent!r}, which is not defined")
+    if problems:
+        raise SweepError("\n".join(problems))
+    combinations: list[dict[str, Any]] = [
+        {"agent": a, "tool_mode": m, "tool_list": t, "user": u}
+        for a, m, t, u in itertools.product(
+            sweep.matrix.agents, sweep.matrix.tool_modes, sweep.matrix.tool_lists, sweep.matrix.users
+        )
+    ]
+    combinations = [c for c in combinations if not any(_matches(e, c) for e in sweep.exclude)]
+    for entry in sweep.include:
+        if entry.agent is None:
+            problems.append(f"{where}: an [[include]] entry needs agent")
+            continue
+        extra = {"tool_mode": None, "tool_list": "full", "user": "none"} | {
+            k: v for k, v in entry.model_dump().items() if v is not None
+        }
+        if extra not in combinations:
+            combinations.append(extra)
+    configurations: list[Configuration] = []
+    names: set[str] = set()
+    for combination in combinations:
+        name = configuration_name(combination)
+        if name in names:
+            problems.append(f"{where}: duplicate configuration name {name!r}")
+            continue
+        names.add(name)
+        agent = by_name[combination["agent"]]
+        options = agent.agent_options()
+        if combination["tool_mode"] is not None:
+            options["tool_mode"] = combination["tool_mode"]
+        try:
+            config = RunConfig(
+                domains=tuple(sweep.domains),
+                agent=agent.agent,
+                agent_options=options,
+                user=combination["user"],
+                tasks=sweep.tasks,
+                output=output / name,
+                tool_list=combination["tool_list"],
+                limit=sweep.limits.limit,
+                concurrency=sweep.concurrency,
+                runs=sweep.runs,
+                seed=sweep.seed,
+                max_turns=sweep.limits.max_turns,
+                max_actions=sweep.limits.max_actions,
+                episode_timeout=sweep.limits.episode_timeout,
+                baselines=False,
+            )
+            config.check_options()
+        except (ValidationError, RunConfigError) as exc:
+            problems.append(f"{where}: configuration {name}: {str(exc).splitlines()[0]}")
+            continue
+        configurations.append(Configuration(name=name, config=config))
+    if problems:
+        raise SweepError("\n".join(problems))
+    return configurations

@@ -1,0 +1,133 @@
+"""The sweep file: checked whole before any episode, resumed, extended, and refused when changed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sopbench.cli import app
+from sopbench.runner import read_run_folder
+from sopbench.sweep import SweepError, expand, read_sweep
+
+BASE = """
+domains = ["bank"]
+runs = 2
+[limits]
+limit = 2
+[[agents]]
+name = "reference"
+agent = "reference"
+[[agents]]
+name = "refuse-all"
+agent = "refuse-all"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "sweep.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def finished_at(folder: Path) -> list[str]:
+    with sqlite3.connect(folder / "results.sqlite") as db:
+        return sorted(row[0] for row in db.execute("SELECT finished_at FROM episodes"))
+
+
+def sweep(*args: str):
+    return CliRunner().invoke(app, ["sweep", *args])
+
+
+def test_every_mistake_is_one_line_and_nothing_runs(tmp_path: Path) -> None:
+    file = write(
+        tmp_path,
+        """
+domains = ["bank"]
+colour = "blue"
+[[agents]]
+name = "m"
+agent = "openai"
+model = "qwen"
+[[agents]]
+name = "m"
+agent = "reference"
+[matrix]
+agents = ["m", "ghost"]
+""",
+    )
+    result = sweep(str(file), "--output", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "unknown key colour" in result.output
+    with pytest.raises(SweepError) as caught:
+        expand(read_sweep(write(tmp_path, file.read_text().replace('colour = "blue"\n', ""), "b.toml")), tmp_path)
+    lines = str(caught.value).splitlines()
+    assert any("duplicate agent name 'm'" in line for line in lines)
+    assert any("'m' (openai) has no endpoint" in line for line in lines)
+    assert any("'ghost'" in line for line in lines)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_include_and_exclude_shape_the_matrix(tmp_path: Path) -> None:
+    file = write(
+        tmp_path,
+        BASE
+        + """
+[matrix]
+agents = ["reference", "refuse-all"]
+tool_lists = ["full", "oracle"]
+[[exclude]]
+agent = "refuse-all"
+[[include]]
+agent = "refuse-all"
+tool_list = "oracle"
+""",
+    )
+    names = [c.name for c in expand(read_sweep(file), tmp_path / "out")]
+    assert names == ["reference-full", "reference-oracle", "refuse-all-oracle"]
+
+
+def test_rerun_resumes_adds_new_and_refuses_changed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    file = write(tmp_path, BASE + '[matrix]\nagents = ["reference"]\n')
+    first = sweep(str(file), "--output", str(out), "--format", "json")
+    assert first.exit_code == 0, first.output
+    stored = read_run_folder(out / "reference-full")
+    assert len(stored.episodes) == 4
+    rows = json.loads(first.stdout)
+    assert any(row.get("model") == "reference" for row in rows)
+    finished = finished_at(out / "reference-full")
+
+    again = sweep(str(file), "--output", str(out))
+    assert again.exit_code == 0
+    assert finished_at(out / "reference-full") == finished  # resumed: nothing played again
+
+    file.write_text(BASE + '[matrix]\nagents = ["reference", "refuse-all"]\n', encoding="utf-8")
+    added = sweep(str(file), "--output", str(out))
+    assert added.exit_code == 0, added.output
+    assert len(read_run_folder(out / "refuse-all-full").episodes) == 4
+    assert len(read_run_folder(out / "reference-full").episodes) == 4
+
+    file.write_text(BASE.replace("runs = 2", "runs = 2\nseed = 7") + '[matrix]\nagents = ["reference"]\n')
+    changed = sweep(str(file), "--output", str(out))
+    assert changed.exit_code == 2
+    assert "changed configurations" in changed.output and "reference-full (seed)" in changed.output
+    assert len(read_run_folder(out / "reference-full").episodes) == 4
+
+
+def test_builtin_example_is_valid() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "sweeps" / "builtin.toml"
+    configurations = expand(read_sweep(example), Path("out"))
+    assert [c.name for c in configurations] == ["reference-full", "no-verify-full", "refuse-all-full"]
+    assert all(c.config.runs == 2 and c.config.domains == ("all",) for c in configurations)
+
+
+def test_published_example_names_the_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    example = Path(__file__).resolve().parents[2] / "examples" / "sweeps" / "published.toml"
+    names = [c.name for c in expand(read_sweep(example), Path("out"))]
+    assert len(names) == 4 * 3 * 2 - 2  # two llama3.1-70b fc configurations excluded
+    assert "llama3.1-70b-fc-full" not in names and "qwen2.5-72b-act-only-oracle" in names
