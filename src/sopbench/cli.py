@@ -17,6 +17,7 @@ import orjson
 import typer
 
 from sopbench._output import (
+    EXIT_PARTIAL,
     Job,
     OutputTarget,
     UserError,
@@ -1139,11 +1140,14 @@ def _first_error(exc: Exception) -> str:
 
 
 class _EpisodeProgress:
-    """Episodes done, pass rate so far, infra errors and ETA on stderr (terminal only); the job's
-    ``done`` line stays current so that Ctrl-C says how many episodes are stored."""
+    """Episodes done, pass rate so far, infra errors and ETA on stderr (a bar on a terminal, a plain
+    line otherwise); the job's ``done`` line stays current so that Ctrl-C says how many episodes are
+    stored."""
 
     def __init__(self, job: Job, *, show: bool = True) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from sopbench.runner import PlainProgress
 
         self.job = job
         console = err_console()
@@ -1160,14 +1164,20 @@ class _EpisodeProgress:
             disable=not (show and console.is_terminal),
         )
         self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
+        # Without a terminal (nohup, CI, a pipe): a plain line every 30 s and every 5% of episodes.
+        self.plain = PlainProgress(sys.stderr) if show and not console.is_terminal else None
 
     def __enter__(self) -> _EpisodeProgress:
         self.bar.__enter__()
+        if self.plain is not None:
+            self.plain.__enter__()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
+        if self.plain is not None:
+            self.plain.__exit__(kind, error, trace)
         self.bar.__exit__(kind, error, trace)
 
     def update(self, progress) -> None:
@@ -1184,6 +1194,8 @@ class _EpisodeProgress:
             rate="-" if rate is None else f"{100 * rate:.1f}%",
             errors=progress.infra_errors,
         )
+        if self.plain is not None:
+            self.plain.update(progress)
 
 
 @verb(
@@ -1365,6 +1377,50 @@ def view(
         sock,
         ready,
     )
+
+
+@verb(
+    app,
+    name="serve-local",
+    epilog="Examples: sopbench serve-local ; sopbench serve-local --port 8081 --model-path models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+)
+def serve_local(
+    port: Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8080,
+    model_path: Annotated[
+        Path | None,
+        typer.Option(metavar="GGUF", show_default=False, help="A GGUF model file (default: the bundled SmolLM2-135M-Instruct)."),
+    ] = None,
+    ctx: Annotated[int, typer.Option(metavar="N", min=512, help="Context length in tokens.")] = 16384,
+    threads: Annotated[
+        int | None, typer.Option(metavar="N", min=1, show_default=False, help="CPU threads (default: every core).")
+    ] = None,
+) -> None:
+    """Serve a local model through llama.cpp's OpenAI-compatible server, for `run --agent openai`.
+
+    Needs the optional extra: pip install 'sopbench[local-llm]'. Listens on 127.0.0.1 only, with the
+    function-calling chat format (tool calls in fc mode), prints the base URL and the model name once
+    the server answers, and stops it (with every process it started) on Ctrl-C or SIGTERM.
+    """
+    from sopbench.local import LocalServer, LocalServerError, bundled_gguf, describe
+
+    job = current_job()
+    try:
+        if model_path is not None:
+            job.inputs([model_path], "--model-path")
+        server = LocalServer(model_path or bundled_gguf(), port=port, ctx=ctx, threads=threads)
+        err_console().print(f"starting llama.cpp's server for {server.gguf.name} ...", markup=False)
+        server.start()
+    except LocalServerError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        job.finish(f"the local server for {server.model_name} was stopped")
+        for line in describe(server):
+            out_console().print(line, markup=False, soft_wrap=True)
+        sys.stdout.flush()
+        code = server.wait()  # until Ctrl-C or SIGTERM (raised here by the verb's contract)
+        raise UserError(f"the server exited by itself with code {code}: {server.last_log_line()}", EXIT_PARTIAL)
+    finally:
+        server.stop()  # the whole process group, whatever ended the wait
 
 
 if __name__ == "__main__":  # last, so that every verb above is registered (python -m sopbench.cli)

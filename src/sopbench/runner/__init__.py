@@ -14,6 +14,7 @@ from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfig
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._run import (
@@ -61,7 +62,11 @@ __all__ = [
     "EpisodeResult",
     "ExecutedCall",
     "Limits",
+    "PROGRESS_INTERVAL_S",
+    "PROGRESS_STEP",
+    "PlainProgress",
     "Progress",
+    "progress_line",
     "RunConfig",
     "RunConfigError",
     "RunReport",
