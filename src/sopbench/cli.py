@@ -1208,7 +1208,10 @@ def export(
     output_format: Annotated[
         str,
         typer.Option(
-            "--format", metavar="NAME", help="jsonl (one episode per line) or sopbench (trajectory files)."
+            "--format",
+            metavar="NAME",
+            help="jsonl (one episode per line), sopbench (trajectory files) or shown (the system prompts "
+            "and tool schemas the model was shown, one JSON document).",
         ),
     ] = "jsonl",
     output: Annotated[
@@ -1237,23 +1240,25 @@ def export(
     tool_calls, final_database, verdict (passed, database, permission, procedure and the seven
     published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
     --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
-    (and the original code) can score.
+    (and the original code) can score. --format shown writes what a model agent was shown: each
+    distinct system prompt and tool list once, and which ones each episode got.
     """
     from sopbench.runner import (
         StoreError,
         default_tasks_path,
         export_jsonl,
+        export_shown,
         export_sopbench,
         open_existing,
         store_files,
     )
 
     job = current_job()
-    if output_format not in ("jsonl", "sopbench"):
-        raise UserError(f"--format {output_format}: choose jsonl or sopbench")
+    if output_format not in ("jsonl", "sopbench", "shown"):
+        raise UserError(f"--format {output_format}: choose jsonl, sopbench or shown")
     job.inputs([folder], "argument", must_exist=False)  # open_existing names what is missing
     job.inputs(store_files(folder), "the run's store", must_exist=False)
-    if output_format == "jsonl":
+    if output_format in ("jsonl", "shown"):
         target = job.output(output)
     else:
         if output is not None and str(output) == "-":
@@ -1264,6 +1269,14 @@ def export(
     except StoreError as exc:
         raise UserError(str(exc)) from None
     try:
+        if output_format == "shown":
+            with job.write(target) as sink:
+                count = export_shown(store, sink)
+            job.finish(f"what the model was shown in {count} episodes exported to {target}")
+            err_console().print(f"exported what the model was shown in {count} episodes to {target}", markup=False)
+            if count == 0:
+                job.nothing_to_do(f"{folder} holds no record of what a model was shown (no model agent ran)")
+            return
         if output_format == "jsonl":
             with job.write(target) as sink:
                 count = export_jsonl(store, sink, timings=timings, on_damaged=job.problem)

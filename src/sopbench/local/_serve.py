@@ -30,7 +30,14 @@ DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 10.0
 # What `python -m llama_cpp.server` imports beyond llama_cpp itself (the `server` extra).
-SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+SERVER_MODULES = (
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
 EXTRA_HINT = "pip install 'sopbench[local-llm]'"
 
 

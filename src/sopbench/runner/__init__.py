@@ -12,7 +12,7 @@ transaction; running the same configuration again skips finished episodes and re
 
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
-from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
+from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
@@ -40,6 +40,7 @@ from ._store import (
     StoreError,
     default_tasks_path,
     open_existing,
+    shown_notes,
     store_files,
 )
 
@@ -79,6 +80,7 @@ __all__ = [
     "episode_setup",
     "export_jsonl",
     "export_line",
+    "export_shown",
     "export_sopbench",
     "import_plugins",
     "offered_tools",
@@ -92,6 +94,7 @@ __all__ = [
     "run_episode",
     "score_finished_episode",
     "select_tasks",
+    "shown_notes",
     "task_ids",
     "trajectory_file_name",
 ]

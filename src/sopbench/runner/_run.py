@@ -408,7 +408,7 @@ async def _run_async(
                 refused.append(f"agent {config.agent!r} is broken: {exc}")
                 return
             row = episode_row(config, episode, result, agent, attempts)
-            store.put(row)
+            store.put(row, agent.shown() if agent is not None else None)
             progress.done += 1
             progress.last = episode.task_id
             if never_replied(row):
