@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -247,10 +248,8 @@ class LocalServer:
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "act-only")) -> list[str]:

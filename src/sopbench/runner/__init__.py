@@ -30,7 +30,7 @@ from ._run import (
     select_tasks,
 )
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
+from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids, tool_schema
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,
@@ -96,5 +96,6 @@ __all__ = [
     "select_tasks",
     "shown_notes",
     "task_ids",
+    "tool_schema",
     "trajectory_file_name",
 ]

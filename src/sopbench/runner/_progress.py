@@ -36,8 +36,9 @@ def progress_line(progress: Progress, elapsed_s: float) -> str:
 
 class PlainProgress:
     """Writes ``progress_line`` to ``stream`` every ``interval`` seconds (from a thread, so a run whose
-    episodes take minutes still says it is alive) and whenever another ``step`` of the episodes has
-    finished. Use as a context manager; ``update`` is the runner's progress callback."""
+    episodes take minutes still says it is alive) and, once the first interval has passed, whenever
+    another ``step`` of the episodes has finished (a run that ends within the first interval writes
+    nothing). Use as a context manager; ``update`` is the runner's progress callback."""
 
     def __init__(
         self,
@@ -71,11 +72,15 @@ class PlainProgress:
         with self.lock:
             self.progress = progress
             total = max(progress.total - progress.skipped, 1)
-            reached = int(progress.done / total / self.step) if self.step > 0 else 0
-            due = reached > self.last_step or progress.done == total
+            reached = int(progress.done / total / self.step + 1e-9) if self.step > 0 else 0
+            # quiet for the first interval: a run that ends within it needs no progress report
+            due = (reached > self.last_step or progress.done == total) and self._past_first_interval()
             self.last_step = max(self.last_step, reached)
         if due:
             self.write()
+
+    def _past_first_interval(self) -> bool:
+        return self.clock() - self.started >= self.interval
 
     def write(self) -> None:
         with self.lock:

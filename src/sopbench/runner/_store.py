@@ -11,8 +11,8 @@ open the store read-only and never create or change a file in the folder.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import fcntl
+import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
