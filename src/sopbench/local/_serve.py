@@ -158,12 +158,16 @@ class LocalServer:
     def command(self) -> list[str]:
         return server_command(self.gguf, self.port, self.ctx, self.threads, self.model_name)
 
-    def start(self, ready_timeout: float = READY_TIMEOUT_S) -> LocalServer:
+    def check_installed(self) -> None:
+        """Raise ``LocalServerError`` when the server's modules cannot be imported."""
         missing = missing_server_modules()
         if missing:
             raise LocalServerError(
                 f"llama-cpp-python's server is not installed (no {', '.join(missing)}): {EXTRA_HINT}"
             )
+
+    def start(self, ready_timeout: float = READY_TIMEOUT_S) -> LocalServer:
+        self.check_installed()
         _check_gguf(self.gguf)
         if self.port == 0:
             self.port = _free_port()
