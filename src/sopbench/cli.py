@@ -17,6 +17,7 @@ import orjson
 import typer
 
 from sopbench._output import (
+    EXIT_PARTIAL,
     Job,
     OutputTarget,
     UserError,
@@ -1232,11 +1233,14 @@ def _first_error(exc: Exception) -> str:
 
 
 class _EpisodeProgress:
-    """Episodes done, pass rate so far, infra errors and ETA on stderr (terminal only); the job's
-    ``done`` line stays current so that Ctrl-C says how many episodes are stored."""
+    """Episodes done, pass rate so far, infra errors and ETA on stderr (a bar on a terminal, a plain
+    line otherwise); the job's ``done`` line stays current so that Ctrl-C says how many episodes are
+    stored."""
 
     def __init__(self, job: Job, *, show: bool = True) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from sopbench.runner import PlainProgress
 
         self.job = job
         console = err_console()
@@ -1253,14 +1257,20 @@ class _EpisodeProgress:
             disable=not (show and console.is_terminal),
         )
         self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
+        # Without a terminal (nohup, CI, a pipe): a plain line every 30 s and every 5% of episodes.
+        self.plain = PlainProgress(sys.stderr) if show and not console.is_terminal else None
 
     def __enter__(self) -> _EpisodeProgress:
         self.bar.__enter__()
+        if self.plain is not None:
+            self.plain.__enter__()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
+        if self.plain is not None:
+            self.plain.__exit__(kind, error, trace)
         self.bar.__exit__(kind, error, trace)
 
     def update(self, progress) -> None:
@@ -1277,6 +1287,8 @@ class _EpisodeProgress:
             rate="-" if rate is None else f"{100 * rate:.1f}%",
             errors=progress.infra_errors,
         )
+        if self.plain is not None:
+            self.plain.update(progress)
 
 
 @verb(
@@ -1289,7 +1301,10 @@ def export(
     output_format: Annotated[
         str,
         typer.Option(
-            "--format", metavar="NAME", help="jsonl (one episode per line) or sopbench (trajectory files)."
+            "--format",
+            metavar="NAME",
+            help="jsonl (one episode per line), sopbench (trajectory files) or shown (the system prompts "
+            "and tool schemas the model was shown, one JSON document).",
         ),
     ] = "jsonl",
     output: Annotated[
@@ -1318,23 +1333,25 @@ def export(
     tool_calls, final_database, verdict (passed, database, permission, procedure and the seven
     published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
     --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
-    (and the original code) can score.
+    (and the original code) can score. --format shown writes what a model agent was shown: each
+    distinct system prompt and tool list once, and which ones each episode got.
     """
     from sopbench.runner import (
         StoreError,
         default_tasks_path,
         export_jsonl,
+        export_shown,
         export_sopbench,
         open_existing,
         store_files,
     )
 
     job = current_job()
-    if output_format not in ("jsonl", "sopbench"):
-        raise UserError(f"--format {output_format}: choose jsonl or sopbench")
+    if output_format not in ("jsonl", "sopbench", "shown"):
+        raise UserError(f"--format {output_format}: choose jsonl, sopbench or shown")
     job.inputs([folder], "argument", must_exist=False)  # open_existing names what is missing
     job.inputs(store_files(folder), "the run's store", must_exist=False)
-    if output_format == "jsonl":
+    if output_format in ("jsonl", "shown"):
         target = job.output(output)
     else:
         if output is not None and str(output) == "-":
@@ -1345,6 +1362,14 @@ def export(
     except StoreError as exc:
         raise UserError(str(exc)) from None
     try:
+        if output_format == "shown":
+            with job.write(target) as sink:
+                count = export_shown(store, sink)
+            job.finish(f"what the model was shown in {count} episodes exported to {target}")
+            err_console().print(f"exported what the model was shown in {count} episodes to {target}", markup=False)
+            if count == 0:
+                job.nothing_to_do(f"{folder} holds no record of what a model was shown (no model agent ran)")
+            return
         if output_format == "jsonl":
             with job.write(target) as sink:
                 count = export_jsonl(store, sink, timings=timings, on_damaged=job.problem)
@@ -1525,6 +1550,50 @@ def view(
         sock,
         ready,
     )
+
+
+@verb(
+    app,
+    name="serve-local",
+    epilog="Examples: sopbench serve-local ; sopbench serve-local --port 8081 --model-path models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+)
+def serve_local(
+    port: Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8080,
+    model_path: Annotated[
+        Path | None,
+        typer.Option(metavar="GGUF", show_default=False, help="A GGUF model file (default: the bundled SmolLM2-135M-Instruct)."),
+    ] = None,
+    ctx: Annotated[int, typer.Option(metavar="N", min=512, help="Context length in tokens.")] = 16384,
+    threads: Annotated[
+        int | None, typer.Option(metavar="N", min=1, show_default=False, help="CPU threads (default: every core).")
+    ] = None,
+) -> None:
+    """Serve a local model through llama.cpp's OpenAI-compatible server, for `run --agent openai`.
+
+    Needs the optional extra: pip install 'sopbench[local-llm]'. Listens on 127.0.0.1 only, with the
+    function-calling chat format (tool calls in fc mode), prints the base URL and the model name once
+    the server answers, and stops it (with every process it started) on Ctrl-C or SIGTERM.
+    """
+    from sopbench.local import LocalServer, LocalServerError, bundled_gguf, describe
+
+    job = current_job()
+    try:
+        if model_path is not None:
+            job.inputs([model_path], "--model-path")
+        server = LocalServer(model_path or bundled_gguf(), port=port, ctx=ctx, threads=threads)
+        err_console().print(f"starting llama.cpp's server for {server.gguf.name} ...", markup=False)
+        server.start()
+    except LocalServerError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        job.finish(f"the local server for {server.model_name} was stopped")
+        for line in describe(server):
+            out_console().print(line, markup=False, soft_wrap=True)
+        sys.stdout.flush()
+        code = server.wait()  # until Ctrl-C or SIGTERM (raised here by the verb's contract)
+        raise UserError(f"the server exited by itself with code {code}: {server.last_log_line()}", EXIT_PARTIAL)
+    finally:
+        server.stop()  # the whole process group, whatever ended the wait
 
 
 if __name__ == "__main__":  # last, so that every verb above is registered (python -m sopbench.cli)

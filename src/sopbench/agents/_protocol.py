@@ -72,6 +72,16 @@ class UserTurn:
     usage: Usage = Usage()
 
 
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a model was shown before its first turn, beyond the transcript: the system prompt (None
+    when the agent sends none) and the tool schemas it was offered (in the text modes they are also
+    written into the prompt). The runner stores each distinct one once per run folder."""
+
+    system_prompt: str | None
+    tools: tuple[Mapping[str, Any], ...] = ()
+
+
 @dataclass(frozen=True)
 class EpisodeSetup:
     """What the agent is shown before the episode starts (never the oracle or the database).
@@ -138,6 +148,11 @@ class Agent(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what ``start`` acquired."""
+
+    def shown(self) -> Shown | None:
+        """What the model was shown after ``start`` (system prompt, tools); None for an agent that
+        calls no model."""
+        return None
 
 
 class User(ABC):

@@ -51,6 +51,8 @@ class Catalogue:
     constraint_dependencies: Mapping[str, Expr | None]
     processes: Mapping[str, Expr | None]
     params_user_not_needed: Mapping[str, tuple[str, ...]]
+    # parameter name -> what it means, in the domain's own words (shown in every tool schema)
+    parameter_descriptions: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_file(cls, path: str | Path) -> Catalogue:
@@ -81,9 +83,12 @@ class Catalogue:
             constraint: Single.of(tool, mapping)
             for constraint, (tool, mapping) in data.get("constraint_links", {}).items()
         }
+        descriptions = {str(k): str(v) for k, v in data.get("parameter_descriptions", {}).items()}
         tools = {}
         for entry in data.get("tools", []):
             params = entry.get("params")
+            if params is not None:
+                params = [_described(param, descriptions) for param in params]
             tools[entry["name"]] = ToolSignature(
                 name=entry["name"],
                 params=tuple(entry.get("signature", ())),
@@ -104,6 +109,7 @@ class Catalogue:
             constraint_dependencies=table("constraint_dependencies"),
             processes=table("constraint_processes"),
             params_user_not_needed={k: tuple(v) for k, v in data.get("params_user_not_needed", {}).items()},
+            parameter_descriptions=descriptions,
         )
 
     def linked_call(self, single: Single) -> tuple[str, dict[str, str]] | None:
@@ -126,6 +132,27 @@ class Catalogue:
         """The parameters a tool's graph node binds: its signature minus those users need not know."""
         skip = set(self.params_user_not_needed.get(tool, ()))
         return tuple(p for p in self.tools[tool].params if p not in skip)
+
+
+def _described(param: Mapping[str, Any], descriptions: Mapping[str, str]) -> dict[str, Any]:
+    """A schema parameter with its description: its own when the data gives one, else the domain's
+    table entry for its name; the properties of its object shapes and array items likewise."""
+    described = dict(param)
+    if "description" not in described and param.get("name") in descriptions:
+        described["description"] = descriptions[param["name"]]
+    shapes = param.get("object_shapes")
+    if shapes:
+        described["property_descriptions"] = {
+            name: descriptions[name] for shape in shapes for name in shape.get("properties", {}) if name in descriptions
+        }
+    items = param.get("items")
+    if isinstance(items, Mapping) and isinstance(items.get("properties"), Mapping):
+        properties = {
+            name: {**spec, **({"description": descriptions[name]} if name in descriptions and "description" not in spec else {})}
+            for name, spec in items["properties"].items()
+        }
+        described["items"] = {**items, "properties": properties}
+    return described
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

@@ -94,7 +94,11 @@ def _param_schema(param: Mapping[str, Any]) -> dict[str, Any]:
             schema[key] = param[key]
     shapes = param.get("object_shapes")
     if shapes:
-        schema["properties"] = {k: {"type": v} for k, v in shapes[0].get("properties", {}).items()}
+        notes = param.get("property_descriptions", {})
+        schema["properties"] = {
+            k: {"type": v, **({"description": notes[k]} if k in notes else {})}
+            for k, v in shapes[0].get("properties", {}).items()
+        }
         schema["required"] = list(shapes[0].get("required", []))
     return schema
 

@@ -12,8 +12,9 @@ transaction; running the same configuration again skips finished episodes and re
 
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
-from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
+from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._run import (
@@ -32,7 +33,7 @@ from ._run import (
     select_tasks,
 )
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
+from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids, tool_schema
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,
@@ -42,6 +43,7 @@ from ._store import (
     StoreError,
     default_tasks_path,
     open_existing,
+    shown_notes,
     store_files,
 )
 
@@ -65,7 +67,11 @@ __all__ = [
     "EpisodeResult",
     "ExecutedCall",
     "Limits",
+    "PROGRESS_INTERVAL_S",
+    "PROGRESS_STEP",
+    "PlainProgress",
     "Progress",
+    "progress_line",
     "RunConfig",
     "RunConfigError",
     "RunReport",
@@ -79,6 +85,7 @@ __all__ = [
     "episode_setup",
     "export_jsonl",
     "export_line",
+    "export_shown",
     "export_sopbench",
     "import_plugins",
     "offered_tools",
@@ -93,6 +100,8 @@ __all__ = [
     "run_episode",
     "score_finished_episode",
     "select_tasks",
+    "shown_notes",
     "task_ids",
+    "tool_schema",
     "trajectory_file_name",
 ]

@@ -73,6 +73,14 @@ def export_line(
     return line
 
 
+def export_shown(store: Store, sink: IO[bytes]) -> int:
+    """What the run's models were shown, as one JSON document (``Store.shown``): each distinct system
+    prompt and tool list once, and which ones each episode got. The number of episodes it covers."""
+    shown = store.shown()
+    sink.write(orjson.dumps(shown, option=orjson.OPT_INDENT_2) + b"\n")
+    return len(shown["episodes"])
+
+
 def export_jsonl(
     store: Store, sink: IO[bytes], *, timings: bool = True, on_damaged: OnDamaged | None = None
 ) -> int:

@@ -241,9 +241,12 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
 
 
 async def play_row(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
-    """Play one episode and return its store row (what a remote worker sends back to the one writer)."""
+    """Play one episode and return its store row (what a remote worker sends back to the one writer),
+    with what the agent was shown under ``shown``."""
     result, agent = await play(config, episode)
-    return episode_row(config, episode, result, agent, attempts)
+    row = episode_row(config, episode, result, agent, attempts)
+    row["shown"] = agent.shown() if agent is not None else None
+    return row
 
 
 # Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
@@ -418,7 +421,10 @@ async def _run_async(
             except AgentContractError as exc:
                 refused.append(f"agent {config.agent!r} is broken: {exc}")
                 return
-            store.put(row)
+            # What the agent was shown (system prompt, tool schemas) travels with the row; the
+            # store keeps each distinct one once.
+            shown = row.pop("shown", None)
+            store.put(row, shown)
             progress.done += 1
             progress.last = episode.task_id
             if never_replied(row):

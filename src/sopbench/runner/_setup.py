@@ -47,8 +47,12 @@ def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
     for other in domain.catalogue.tools.values():
         for param in other.schema_params or ():
             known.setdefault(param["name"], {"type": param.get("type", "string")})
+    notes = domain.catalogue.parameter_descriptions
     parameters = parameters_schema(None)
-    parameters["properties"] = {p: dict(known.get(p, {"type": "string"})) for p in spec.params}
+    parameters["properties"] = {
+        p: {**known.get(p, {"type": "string"}), **({"description": notes[p]} if p in notes else {})}
+        for p in spec.params
+    }
     parameters["required"] = [name for name, p in spec.signature.parameters.items() if p.default is p.empty]
     return {
         "type": "function",

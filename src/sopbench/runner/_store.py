@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from sopbench.agents import Shown
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
@@ -132,6 +135,29 @@ class StoreError(Exception):
 
 def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def shown_notes(task_id: str, run: int, shown: Shown) -> list[tuple[str, str]]:
+    """The ``meta`` rows that keep what an episode's model was shown: each distinct system prompt
+    once (``shown.prompt.<digest>``), each distinct tool list once (``shown.tools.<digest>``), and
+    per episode which ones it got (``shown.episode.<task id>#<run>``); the digest is the first 16 hex
+    digits of the sha256 of the text (the tool list: its JSON)."""
+    notes = []
+    prompt = tools = None
+    if shown.system_prompt is not None:
+        prompt = _digest(shown.system_prompt)
+        notes.append((f"shown.prompt.{prompt}", shown.system_prompt))
+    if shown.tools:
+        text = dumps([dict(tool) for tool in shown.tools])
+        tools = _digest(text)
+        notes.append((f"shown.tools.{tools}", text))
+    episode = {"task_id": task_id, "run": run, "system_prompt": prompt, "tools": tools}
+    notes.append((f"shown.episode.{task_id}#{run}", dumps(episode)))
+    return notes
 
 
 def store_files(folder: Path) -> list[Path]:
@@ -247,8 +273,9 @@ class Store:
         rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
         return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
 
-    def put(self, row: Mapping[str, Any]) -> None:
-        """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically."""
+    def put(self, row: Mapping[str, Any], shown: Shown | None = None) -> None:
+        """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically, with
+        what its model was shown (``shown_notes``)."""
         values = [dumps(row[c]) if c in JSON_COLUMNS and row[c] is not None else row[c] for c in COLUMNS]
         placeholders = ", ".join("?" for _ in COLUMNS)
         try:
@@ -257,6 +284,11 @@ class Store:
                 self.db.execute(
                     f"INSERT OR REPLACE INTO episodes ({', '.join(COLUMNS)}) VALUES ({placeholders})", values
                 )
+                if shown is not None:
+                    self.db.executemany(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                        shown_notes(row["task_id"], row["run"], shown),
+                    )
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
@@ -266,6 +298,25 @@ class Store:
                 f"{self.path}: cannot store episode {row['task_id']} run {row['run']} ({_reason(exc)}); "
                 "every episode stored before is kept"
             ) from None
+
+    def shown(self) -> dict[str, Any]:
+        """What the models of this run were shown (see ``shown_notes``), as one document:
+        ``{"system_prompts": {digest: text}, "tools": {digest: [schema, ...]},
+        "episodes": [{"task_id", "run", "system_prompt": digest, "tools": digest}, ...]}``."""
+        prompts: dict[str, Any] = {}
+        tools: dict[str, Any] = {}
+        episodes = []
+        rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key")
+        for key, value in rows:
+            kind, _, name = key[len("shown."):].partition(".")
+            if kind == "prompt":
+                prompts[name] = value
+            elif kind == "tools":
+                tools[name] = orjson.loads(value)
+            elif kind == "episode":
+                episodes.append(orjson.loads(value))
+        episodes.sort(key=lambda e: (e["task_id"], e["run"]))
+        return {"system_prompts": prompts, "tools": tools, "episodes": episodes}
 
     def rows(self, *, decode: bool = True, on_damaged: OnDamaged | None = None) -> Iterator[dict[str, Any]]:
         """Every stored episode in a fixed order: domain, position in the task file, run. A row whose

@@ -6,7 +6,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
+from sopbench.agents._protocol import (
+    Agent,
+    AgentTurn,
+    EpisodeSetup,
+    Message,
+    Shown,
+    ToolCallRequest,
+    register_agent,
+)
 
 from ._endpoint import TOOL_CHOICES, ChatReply, ModelSide
 from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
@@ -70,6 +78,11 @@ class OpenAIAgent(ModelSide, Agent):
         self.system_prompt = build_system_prompt(setup, self.tool_mode, compact_tools=self.compact_tools)
         self._call_ids = set()
         await self.endpoint.open()
+
+    def shown(self) -> Shown | None:
+        if self._setup is None:
+            return None
+        return Shown(self.system_prompt, tuple(self._setup.tools))
 
     async def act(self, messages: Sequence[Message]) -> AgentTurn:
         if self._setup is None or self.system_prompt is None:

@@ -1,0 +1,90 @@
+"""serve-local without a model: its one-line errors, and the process-group stop of a stand-in
+server (a real subprocess that answers /v1/models and leaves a child behind)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sopbench.cli import app
+from sopbench.local import LocalServer, LocalServerError
+
+STAND_IN = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    open(sys.argv[2], "w").write(str(child.pid))
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"data": [{"id": "stand-in"}]}).encode()
+            self.send_response(200); self.end_headers(); self.wfile.write(body)
+        def log_message(self, *args): pass
+    HTTPServer(("127.0.0.1", int(sys.argv[1])), Models).serve_forever()
+    """
+)
+
+
+class StandIn(LocalServer):
+    def __init__(self, gguf: Path, pid_file: Path, **options) -> None:
+        super().__init__(gguf, model_name="stand-in", **options)
+        self.pid_file = pid_file
+
+    def check_installed(self) -> None:
+        pass
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-c", STAND_IN, str(self.port), str(self.pid_file)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+@pytest.fixture
+def gguf(tmp_path: Path) -> Path:
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF" + bytes(16))
+    return path
+
+
+def test_start_waits_until_it_answers_and_stop_ends_the_whole_group(gguf, tmp_path):
+    server = StandIn(gguf, tmp_path / "child.pid", port=0)
+    with server:
+        assert server.answers() and server.base_url.startswith("http://127.0.0.1:")
+        child = int((tmp_path / "child.pid").read_text())
+        assert _alive(child)
+    assert not server.answers()
+    assert not _alive(child)  # no orphan
+
+
+def test_a_port_in_use_is_refused(gguf, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(LocalServerError, match=f"--port {port}: 127.0.0.1:{port} is in use"):
+            StandIn(gguf, tmp_path / "p", port=port).start()
+
+
+def test_a_file_that_is_not_gguf_is_refused(tmp_path):
+    bad = tmp_path / "m.gguf"
+    bad.write_text("not a model")
+    with pytest.raises(LocalServerError, match="not a GGUF model file"):
+        StandIn(bad, tmp_path / "p", port=0).start()
+
+
+def test_the_verb_says_one_line_and_exits_2_for_a_missing_model_file(tmp_path):
+    result = CliRunner().invoke(app, ["serve-local", "--model-path", str(tmp_path / "none.gguf")])
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0 and "none.gguf" in result.output
