@@ -117,9 +117,13 @@ ProblemSink = Callable[[str], None]
 
 
 def scores_of_run_folders(
-    folders: Sequence[Path], protocol: Protocol, on_problem: ProblemSink | None = None
+    folders: Sequence[Path],
+    protocol: Protocol,
+    on_problem: ProblemSink | None = None,
+    progress: ProblemSink | None = None,
 ) -> list[RunScore]:
-    """The scores of several run folders; infra_error episodes are named to ``on_problem``."""
+    """The scores of several run folders; infra_error episodes and damaged rows are named to
+    ``on_problem``, each folder's name to ``progress`` once it is read."""
     scores: list[RunScore] = []
     for folder in folders:
         read = read_run_folder(folder, protocol)
@@ -127,4 +131,6 @@ def scores_of_run_folders(
         if on_problem is not None:
             for item in read.problems:
                 on_problem(item)
+        if progress is not None:
+            progress(folder.name)
     return scores
