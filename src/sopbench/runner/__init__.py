@@ -10,6 +10,8 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
+from sopbench.domains import TOOL_LISTS
+
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
@@ -29,7 +31,7 @@ from ._run import (
     select_tasks,
 )
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids
+from ._setup import episode_setup, offered_tools, published_offer, task_ids
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,

@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sopbench.agents import (
-    EXIT_TOOL,
-    NO_ACTION_NAMES,
     Agent,
     AgentInfraError,
     AgentRequestError,
@@ -45,9 +43,13 @@ from sopbench.agents import (
     User,
 )
 from sopbench.domains import (
+    EXIT_TOOL,
+    MAX_CALLS,
+    MAX_MESSAGES,
     LenientSystem,
     StrictSystem,
     get_domain,
+    is_no_action,
     parse_arguments,
     task_oracle,
     tool_not_found,
@@ -60,8 +62,8 @@ Status = Literal["completed", "infra_error"]
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_turns: int = 20  # messages in the transcript, the opening included
-    max_actions: int = 10  # answered tool calls
+    max_turns: int = MAX_MESSAGES  # messages in the transcript, the opening included
+    max_actions: int = MAX_CALLS  # answered tool calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +233,7 @@ async def run_episode(
             result.usage += turn.usage
             result.problems.extend(turn.problems)
             calls = turn.tool_calls
-            if any(c.name.strip().lower() in NO_ACTION_NAMES for c in calls):
+            if any(is_no_action(c.name) for c in calls):
                 calls = ()  # published: a message with a no-action call has no tool calls at all
             # max_actions holds within one reply too: calls beyond it are not executed (nor kept in
             # the message, whose every call must have its answer). max_turns is checked before each
