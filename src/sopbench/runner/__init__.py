@@ -18,6 +18,7 @@ from ._export import export_jsonl, export_line, export_sopbench, trajectory_file
 from ._manifest import TaskSet, task_digest, task_set_digest
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
+from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
 from ._run import (
     BASELINE_AGENTS,
     Episode,
@@ -45,6 +46,12 @@ from ._store import (
 )
 
 __all__ = [
+    "COLUMN_TYPES",
+    "END_REASONS",
+    "STATUSES",
+    "EndReason",
+    "EpisodeRow",
+    "Status",
     "BASELINE_AGENTS",
     "IDENTITY_FIELDS",
     "LOCK_NAME",

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from sopbench.agents import (
     Agent,
@@ -57,7 +57,7 @@ from sopbench.domains import (
 from sopbench.guard import Guard
 from sopbench.guard import ToolCall as GuardedCall
 
-Status = Literal["completed", "infra_error"]
+from ._row import EndReason, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ class ExecutedCall:
 @dataclass
 class EpisodeResult:
     status: Status
-    end: str  # exit_conversation, user_ended, max_turns, max_actions, context_length, infra_error
+    end: EndReason
     messages: list[dict[str, Any]] = field(default_factory=list)
     calls: list[ExecutedCall] = field(default_factory=list)
     final_database: Any = None
