@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from sopbench.evaluation import UnverifiedConstraint
+
 Status = Literal["completed", "infra_error"]
 EndReason = Literal["exit_conversation", "user_ended", "max_turns", "max_actions", "context_length", "infra_error"]
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -43,7 +45,9 @@ class EpisodeRow:
     reason: str | None = _column("TEXT", "infra_error: what went wrong", null=True)
     should_succeed: int = _column("INTEGER", "the task's expected outcome")
     passed: int | None = _column("INTEGER", "the sound verdict (NULL for infra_error)", null=True)
-    verdict: dict[str, Any] | None = _column("JSON", "the sound verdict", null=True)
+    verdict: dict[str, Any] | None = _column(
+        "JSON", "the sound verdict, with what a failed procedure left unverified", null=True
+    )
     compat: dict[str, Any] | None = _column("JSON", "the sopbench-protocol verdict", null=True)
     explanations: list[str] = _column("JSON", "one sentence per failed judgement")
     messages: list[dict[str, Any]] = _column("JSON", "the transcript, chat-completions shape")
@@ -82,3 +86,26 @@ def episodes_table() -> str:
         lines.append(f"    {f.name} {sql}{'' if f.metadata['null'] else ' NOT NULL'}{check},")
     body = "\n".join(lines)
     return f"CREATE TABLE IF NOT EXISTS episodes (\n{body}\n    PRIMARY KEY (task_id, run)\n)"
+
+
+# The stored sound verdict keeps, under this key, the kind and depth of each constraint a failed
+# procedure left unverified (``evaluation.Judgement.unverified``): the breakdown by constraint of a
+# run folder needs them, and the transcript alone does not give them without scoring again.
+UNVERIFIED_KEY = "unverified"
+
+
+def stored_verdict(fields_: dict[str, Any], unverified: tuple[UnverifiedConstraint, ...]) -> dict[str, Any]:
+    """The verdict column of a scored episode: the verdict's fields and what was left unverified."""
+    return {**fields_, UNVERIFIED_KEY: [{"kind": u.kind, "depth": u.depth} for u in unverified]}
+
+
+def read_verdict(
+    stored: dict[str, Any] | None,
+) -> tuple[Any, tuple[UnverifiedConstraint, ...] | None]:
+    """A verdict column as the verdict's fields and what was left unverified (None: an older store,
+    which did not keep it)."""
+    if stored is None or UNVERIFIED_KEY not in stored:
+        return stored, None
+    fields_ = {key: value for key, value in stored.items() if key != UNVERIFIED_KEY}
+    items = tuple(UnverifiedConstraint(str(u["kind"]), u["depth"]) for u in stored[UNVERIFIED_KEY])
+    return fields_, items

@@ -24,6 +24,7 @@ from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError, EpisodeResult, Limits, play_episode
 from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
+from ._row import read_verdict, stored_verdict
 from ._scoring import score_finished_episode
 from ._setup import episode_setup, task_ids
 from ._store import STORE_NAME, RunLock, Store, StoreError, open_existing
@@ -261,7 +262,8 @@ def episode_row(
         except ScoringError as exc:
             status, end, reason = "infra_error", "infra_error", f"cannot be scored: {exc}"
         else:
-            verdict, compat = score.sound.verdict, score.compat_fields()
+            unverified = score.sound.episode.verdict.procedure.unverified if score.sound.episode else ()
+            verdict, compat = stored_verdict(score.sound.verdict, unverified), score.compat_fields()
             explanations = list(score.sound.explanations)
             if score.compat_failure is not None:
                 explanations.append(f"published checks not available: {score.compat_failure}")
@@ -331,13 +333,14 @@ def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None =
     if protocol not in ("sound", "sopbench"):
         raise ValueError(f"a run folder stores sound and sopbench verdicts only, not {protocol}")
     usage, user_usage = row["usage"] or {}, row["user_usage"] or {}
+    verdict, unverified = read_verdict(row["verdict"] if protocol == "sound" else row["compat"])
     return RunScore(
         source=row["agent"] if source is None else source,
         domain=row["domain"],
         record=row["task_index"],
         run=row["run"],
         protocol=protocol,
-        verdict=row["verdict"] if protocol == "sound" else row["compat"],
+        verdict=verdict,
         explanations=tuple(row["explanations"]) if protocol == "sound" else (),
         justified_refusal=None,
         should_succeed=bool(row["should_succeed"]),
@@ -351,6 +354,7 @@ def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None =
             user_completion_tokens=user_usage.get("completion_tokens") or 0,
             latency_s=row["latency_s"],
         ),
+        unverified=unverified,
     )
 
 
