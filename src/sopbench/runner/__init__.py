@@ -16,21 +16,12 @@ from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfig
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._plan import Episode, episode_seed, select_tasks
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
-from ._run import (
-    BASELINE_AGENTS,
-    Episode,
-    Progress,
-    RunInterrupted,
-    RunReport,
-    episode_seed,
-    play,
-    row_score,
-    run,
-    select_tasks,
-)
+from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, run
+from ._scored import play, row_score
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids
 from ._store import (
