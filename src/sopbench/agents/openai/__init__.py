@@ -12,16 +12,14 @@ from ._agent import OpenAIAgent
 from ._endpoint import (
     TOOL_CHOICES,
     ChatEndpoint,
-    ChatReply,
-    ChatToolCall,
     RetryPolicy,
     public_url,
-    read_completion,
     redact_url,
     scrub_secret,
 )
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt, build_user_prompt
+from ._replies import ChatReply, ChatToolCall, read_completion
 from ._users import AdversarialUser, LLMUser, user_view
 
 __all__ = [

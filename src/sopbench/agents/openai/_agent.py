@@ -8,9 +8,10 @@ from typing import Any
 
 from sopbench.agents._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
 
-from ._endpoint import TOOL_CHOICES, ChatReply, ModelSide
+from ._endpoint import TOOL_CHOICES, ModelSide
 from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
+from ._replies import ChatReply
 
 
 @register_agent("openai")
