@@ -15,7 +15,7 @@ from sopbench.statistics import Configuration, Outcome, PairedComparison, breakd
 from sopbench.traces import iter_trajectory_files
 
 from ._breakdowns import breakdown_tables
-from ._sources import outside_run_folders, read_run_folder, split_sources
+from ._sources import outside_run_folders, scores_of_run_folders, split_sources
 from ._table import TextTable, interval_text, percent
 
 COMPARE_FORMATS = ("markdown", "csv", "json")
@@ -141,15 +141,7 @@ def read_scores(
             for f in outside_run_folders(iter_trajectory_files(others), folders)
             if matches(file_configuration(f.as_posix()), selector)
         ]
-    scores: list[RunScore] = []
-    for folder in folders:
-        read = read_run_folder(folder, protocol)
-        scores += read.scores
-        if on_problem is not None:
-            for item in read.problems:
-                on_problem(item)
-        if progress is not None:
-            progress(folder.name)
+    scores = scores_of_run_folders(folders, protocol, on_problem, progress=progress)
     if others:
         scoring = ScoringReport()
 
