@@ -94,7 +94,7 @@ FORBIDDEN = {
     ],
     "upward: report imports the command line": [("report/_scratch.py", "import sopbench.cli\n")],
     "siblings: scoring imports agents": [
-        ("scoring/_scratch.py", "from sopbench.agents import EXIT_TOOL\n")
+        ("scoring/_scratch.py", "from sopbench.agents import Agent\n")
     ],
     "siblings: agents imports scoring": [("agents/_scratch.py", "import sopbench.scoring\n")],
     "siblings: traces imports domains": [("traces/_scratch.py", "import sopbench.domains\n")],

@@ -34,6 +34,7 @@ from sopbench.domains import (
     get_domain,
     goal_arguments,
     innate_implications,
+    published_offer,
     task_oracle,
 )
 from sopbench.scoring import SOUND, EpisodeCall, Protocol, score_episode
@@ -93,7 +94,7 @@ def reference_calls(domain: Domain, task: Task, skipped: list[str] | None = None
     """
     skipped = skipped if skipped is not None else []
     oracle = task_oracle(domain, task)
-    offered = {tool.name for tool in domain.offered_tools()}
+    offered = published_offer(domain)
     graph = task.directed_action_graph
     calls: list[Call] = []
     done: set[tuple[str, str]] = set()
@@ -146,7 +147,7 @@ def required_params(domain: Domain, tool: str) -> tuple[str, ...]:
 def _needed_tools(domain: Domain, task: Task) -> set[str]:
     """Helpers that verify the goal's SOP on every path: no alternative (Or, Gate) can replace them."""
     catalogue = domain.catalogue
-    offered = {tool.name for tool in domain.offered_tools()}
+    offered = published_offer(domain)
 
     def in_process(expr: Expr) -> set[str]:
         if isinstance(expr, Single):

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from sopbench._io import LoadError
-from sopbench.agents import EXIT_TOOL, NO_ACTION_NAMES
 from sopbench.domains import (
+    EXIT_TOOL,
     Domain,
     LenientSystem,
     OutputFormat,
     get_domain,
+    is_no_action,
+    published_offer,
     replay_calls,
     tool_not_found_text,
 )
@@ -96,12 +98,7 @@ def offered_tools(domain: Domain, record: Record, also_offered: Iterable[str] = 
     shows were answered although today's list omits them (older runs could call
     ``internal_get_database``).
     """
-    offered = {tool.name for tool in domain.offered_tools()}
-    if record.setup.tool_list == "oracle":
-        offered &= {
-            node.tool for node in record.task.directed_action_graph.nodes if not isinstance(node, str)
-        }
-    return offered | set(also_offered)
+    return published_offer(domain, record.task, record.setup.tool_list, also_offered)
 
 
 def answered_tools(records: Iterable[Record]) -> set[str]:
@@ -155,7 +152,7 @@ def replay_run(
     answers = {id(step.call): step.output_text for step in run.tool_steps()}
     for message in run.messages:
         message_calls = message.tool_calls
-        if not message_calls or any(c.name.lower() in NO_ACTION_NAMES for c in message_calls):
+        if not message_calls or any(is_no_action(c.name) for c in message_calls):
             continue
         if any(c.name == EXIT_TOOL for c in message_calls):
             break

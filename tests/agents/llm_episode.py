@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sopbench.agents import EXIT_TOOL, Agent, AgentTurn, EpisodeSetup, User, UserTurn
+from sopbench.agents import Agent, AgentTurn, EpisodeSetup, User, UserTurn
 from sopbench.constraints import parse
-from sopbench.domains import get_domain
+from sopbench.domains import EXIT_TOOL, get_domain
 from sopbench.tasks import task_from_json
 
 EXIT_SCHEMA = {

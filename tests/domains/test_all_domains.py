@@ -17,9 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from sopbench.agents import EXIT_TOOL, NO_ACTION_NAMES
 from sopbench.constraints import Single, singles
-from sopbench.domains import PUBLISHED_DOMAINS, Domain, LenientSystem, get_domain
+from sopbench.domains import EXIT_TOOL, PUBLISHED_DOMAINS, Domain, LenientSystem, get_domain, is_no_action
 from sopbench.tasks import Task
 from sopbench.traces import iter_records
 
@@ -300,7 +299,7 @@ def test_recorded_tasks_validate_and_their_calls_are_answered_in_order(
         for run in record.runs:
             for position, message in enumerate(run.messages):
                 calls = message.tool_calls
-                if not calls or any(call.name.lower() in NO_ACTION_NAMES for call in calls):
+                if not calls or any(is_no_action(call.name) for call in calls):
                     continue
                 if any(call.name == EXIT_TOOL for call in calls):
                     break

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from sopbench.agents import (
-    EXIT_TOOL,
     Agent,
     AgentInfraError,
     AgentTurn,
@@ -21,6 +20,7 @@ from sopbench.agents import (
     agent_names,
     register_agent,
 )
+from sopbench.domains import EXIT_TOOL
 
 
 def _exit() -> AgentTurn:

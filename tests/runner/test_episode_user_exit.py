@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sopbench.agents import EXIT_TOOL, user_factory
+from sopbench.agents import user_factory
+from sopbench.domains import EXIT_TOOL
 from sopbench.runner import episode_setup
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sopbench.agents import (
-    EXIT_TOOL,
     Agent,
     AgentInfraError,
     AgentTurn,
@@ -25,6 +24,7 @@ from sopbench.agents import (
     register_agent,
 )
 from sopbench.cli import app
+from sopbench.domains import EXIT_TOOL
 from sopbench.runner import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))

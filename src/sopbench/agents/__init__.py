@@ -15,8 +15,6 @@ from . import openai  # noqa: E402, F401 - the ``openai`` agent and the ``llm`` 
 from ._baselines import NoVerify, RefuseAll  # noqa: E402
 from ._human import HumanAgent, HumanUser  # noqa: E402
 from ._protocol import (
-    EXIT_TOOL,
-    NO_ACTION_NAMES,
     Agent,
     AgentFactory,
     AgentInfraError,
@@ -43,8 +41,6 @@ from ._replay import Replay  # noqa: E402
 from ._users import NoUser, ScriptedUser, ScriptError, known_values_reply, load_script  # noqa: E402
 
 __all__ = [
-    "EXIT_TOOL",
-    "NO_ACTION_NAMES",
     "Agent",
     "AgentFactory",
     "AgentInfraError",

@@ -6,7 +6,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._protocol import EXIT_TOOL, Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
+from sopbench.domains import EXIT_TOOL
+
+from ._protocol import Agent, AgentTurn, EpisodeSetup, Message, ToolCallRequest, register_agent
 
 REFUSAL = "I am sorry, but I cannot help with this request."
 

@@ -17,8 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from sopbench.domains import EXIT_TOOL
+
 from ._protocol import (
-    EXIT_TOOL,
     Agent,
     AgentTurn,
     EpisodeSetup,

@@ -20,9 +20,6 @@ from sopbench.tasks import Task
 
 Message = Mapping[str, Any]  # one chat-completions message (see the module docstring)
 
-EXIT_TOOL = "exit_conversation"  # the tool whose call ends an episode (never executed)
-# Tool names the published loop reads as "no action": a message with such a call has no calls.
-NO_ACTION_NAMES = frozenset({"none", "n/a"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._protocol import EXIT_TOOL, EpisodeSetup, Message, User, UserTurn, register_user
+from sopbench.domains import EXIT_TOOL
+
+from ._protocol import EpisodeSetup, Message, User, UserTurn, register_user
 
 
 def known_values_reply(setup: EpisodeSetup) -> str:

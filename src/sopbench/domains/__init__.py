@@ -45,6 +45,22 @@ from ._oracle import (
     task_oracle,
 )
 from ._registry import UnknownDomain, domain_names, get_domain, register_domain
+from ._simulator import (
+    EXIT_TOOL,
+    MAX_CALLS,
+    MAX_MESSAGES,
+    NEVER_OFFERED,
+    NO_ACTION_NAMES,
+    PLACEHOLDER_NAMES,
+    TOOL_LISTS,
+    ToolList,
+    full_offer,
+    graph_tools,
+    is_no_action,
+    is_placeholder,
+    published_offer,
+    sopbench_offer,
+)
 from ._system import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
@@ -61,6 +77,20 @@ from ._system import (
 PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
 
 __all__ = [
+    "EXIT_TOOL",
+    "MAX_CALLS",
+    "MAX_MESSAGES",
+    "NEVER_OFFERED",
+    "NO_ACTION_NAMES",
+    "PLACEHOLDER_NAMES",
+    "TOOL_LISTS",
+    "ToolList",
+    "full_offer",
+    "graph_tools",
+    "is_no_action",
+    "is_placeholder",
+    "published_offer",
+    "sopbench_offer",
     "PUBLISHED_DOMAINS",
     "READ",
     "REQUIRED",

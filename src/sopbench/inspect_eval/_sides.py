@@ -27,7 +27,6 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolInfo
 
 from sopbench.agents import (
-    EXIT_TOOL,
     Agent,
     AgentTurn,
     ContextLengthExceeded,
@@ -45,6 +44,7 @@ from sopbench.agents.openai import (
     build_user_prompt,
     user_view,
 )
+from sopbench.domains import EXIT_TOOL
 
 # The episode a sample is playing: set by the solver, read by models that play a sopbench policy
 # (the reference model) inside the same sample.

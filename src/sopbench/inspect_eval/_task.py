@@ -37,6 +37,7 @@ from sopbench.runner import (
     run_episode,
     score_finished_episode,
     select_tasks,
+    verdict_column,
 )
 from sopbench.scoring import ScoringError
 from sopbench.tasks import Task as SopTask
@@ -200,7 +201,7 @@ def sopbench_scorer(tasks: dict[str, SopTask], *, tool_list: str = "full", user:
             scores = score_finished_episode(sop_task, messages, final_database, tool_list=tool_list)
         except ScoringError as exc:
             raise RuntimeError(f"sopbench sample {task_id} cannot be scored: {exc}") from None
-        verdict = scores.sound.verdict
+        verdict = verdict_column(scores)
         explanations = list(scores.sound.explanations)
         if scores.compat_failure is not None:
             explanations.append(f"published checks not available: {scores.compat_failure}")

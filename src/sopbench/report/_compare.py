@@ -141,7 +141,7 @@ def read_scores(
             for f in outside_run_folders(iter_trajectory_files(others), folders)
             if matches(file_configuration(f.as_posix()), selector)
         ]
-    scores: list[RunScore] = scores_of_run_folders(folders, protocol, on_problem, progress)
+    scores = scores_of_run_folders(folders, protocol, on_problem, progress=progress)
     if others:
         scoring = ScoringReport()
 

@@ -13,7 +13,7 @@ from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usa
 
 from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CardChoice
-from ._sources import read_run_folder
+from ._sources import scores_of_run_folders
 from ._table import TextTable, records_without_trajectory, summary_table
 
 Progress = Callable[[str], None]  # called with each file's (or run folder's) name once it is done
@@ -129,19 +129,13 @@ def evaluate_files(
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
     from_folders = 0
-    for folder in run_folders:
-        read = read_run_folder(folder, protocol)
-        for score in read.scores:
-            if runs == "first" and score.run != 0:
-                continue
+    for folder in run_folders:  # folder by folder: each one's lines are written once it is read
+        for score in scores_of_run_folders(
+            [folder], protocol, on_problem, progress=progress, first_runs_only=runs == "first"
+        ):
             scores.append(score)
             write(score)
             from_folders += 1
-        if on_problem is not None:
-            for item in read.problems:
-                on_problem(item)
-        if progress is not None:
-            progress(folder.name)
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         for score in score_paths(

@@ -30,7 +30,7 @@ from sopbench.traces import iter_records
 
 from ._breakdowns import breakdown_tables
 from ._cards import CardChoice
-from ._sources import read_run_folder, stored_protocol_name
+from ._sources import scores_of_run_folders, stored_protocol_name
 from ._table import TextTable, interval_text, percent
 
 LEADERBOARD_FORMATS = ("markdown", "csv", "json")
@@ -98,16 +98,10 @@ def build_leaderboard(
     file for each pass). ``no_verify``: add the no-verify baseline as a row, played as ``sopbench run``
     plays it on the refuse-all row's tasks of the domains the agents' rows cover."""
     scoring = ScoringReport()
-    scores: list[RunScore] = []
+    scores = scores_of_run_folders(
+        run_folders, protocol, on_problem, progress=progress, first_runs_only=runs == "first"
+    )
     without_runs: list[tuple[str, int]] = []
-    for folder in run_folders:
-        read = read_run_folder(folder, protocol)
-        scores += [score for score in read.scores if runs == "all" or score.run == 0]
-        if on_problem is not None:
-            for item in read.problems:
-                on_problem(item)
-        if progress is not None:
-            progress(folder.name)
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         # Rows are keyed by the file's path as found, so that files of one configuration in two

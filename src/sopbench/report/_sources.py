@@ -120,14 +120,16 @@ def scores_of_run_folders(
     folders: Sequence[Path],
     protocol: Protocol,
     on_problem: ProblemSink | None = None,
-    progress: ProblemSink | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+    first_runs_only: bool = False,
 ) -> list[RunScore]:
-    """The scores of several run folders; infra_error episodes and damaged rows are named to
-    ``on_problem``, each folder's name to ``progress`` once it is read."""
+    """The scores of several run folders (each task's first run only with ``first_runs_only``);
+    infra_error episodes are named to ``on_problem``, and ``progress`` gets each folder's name."""
     scores: list[RunScore] = []
     for folder in folders:
         read = read_run_folder(folder, protocol)
-        scores += read.scores
+        scores += [score for score in read.scores if not first_runs_only or score.run == 0]
         if on_problem is not None:
             for item in read.problems:
                 on_problem(item)

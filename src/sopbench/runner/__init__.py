@@ -10,30 +10,21 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
+from sopbench.domains import TOOL_LISTS
+
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
-from ._run import (
-    BASELINE_AGENTS,
-    Episode,
-    EpisodePlayer,
-    Progress,
-    RunInterrupted,
-    RunReport,
-    baseline_scores,
-    episode_seed,
-    play,
-    play_row,
-    row_score,
-    run,
-    select_tasks,
-)
+from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
+from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run
+from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import TOOL_LISTS, episode_setup, offered_tools, published_offer, task_ids, tool_schema
+from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,
@@ -48,6 +39,12 @@ from ._store import (
 )
 
 __all__ = [
+    "COLUMN_TYPES",
+    "END_REASONS",
+    "STATUSES",
+    "EndReason",
+    "EpisodeRow",
+    "Status",
     "BASELINE_AGENTS",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
@@ -104,4 +101,5 @@ __all__ = [
     "task_ids",
     "tool_schema",
     "trajectory_file_name",
+    "verdict_column",
 ]

@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sopbench.agents import agent_factory, user_factory
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES, ToolList
 
 
 class RunConfigError(ValueError):
@@ -61,13 +62,13 @@ class RunConfig(BaseModel):
     user_options: dict[str, Any] = Field(default_factory=dict)
     tasks: Path | None = None  # a task file or a folder of <domain>_tasks.json[.gz]; None: the default
     output: Path
-    tool_list: Literal["full", "oracle"] = "full"
+    tool_list: ToolList = "full"
     limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
     concurrency: int = Field(default=8, ge=1)
     runs: int = Field(default=1, ge=1)
     seed: int = 0
-    max_turns: int = Field(default=20, ge=1)  # messages, the opening included
-    max_actions: int = Field(default=10, ge=1)  # answered tool calls
+    max_turns: int = Field(default=MAX_MESSAGES, ge=1)  # messages, the opening included
+    max_actions: int = Field(default=MAX_CALLS, ge=1)  # answered tool calls
     episode_timeout: float | None = Field(default=600.0, gt=0)  # seconds; None: no limit
     baselines: bool = True  # score refuse-all and no-verify on the same tasks for the summary
     # The published ablations (run_simulation.py) and the runtime guard; see docs/runner.md.

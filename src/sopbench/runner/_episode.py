@@ -29,11 +29,9 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from sopbench.agents import (
-    EXIT_TOOL,
-    NO_ACTION_NAMES,
     Agent,
     AgentInfraError,
     AgentRequestError,
@@ -45,9 +43,13 @@ from sopbench.agents import (
     User,
 )
 from sopbench.domains import (
+    EXIT_TOOL,
+    MAX_CALLS,
+    MAX_MESSAGES,
     LenientSystem,
     StrictSystem,
     get_domain,
+    is_no_action,
     parse_arguments,
     task_oracle,
     tool_not_found,
@@ -55,13 +57,13 @@ from sopbench.domains import (
 from sopbench.guard import Guard
 from sopbench.guard import ToolCall as GuardedCall
 
-Status = Literal["completed", "infra_error"]
+from ._row import EndReason, Status
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_turns: int = 20  # messages in the transcript, the opening included
-    max_actions: int = 10  # answered tool calls
+    max_turns: int = MAX_MESSAGES  # messages in the transcript, the opening included
+    max_actions: int = MAX_CALLS  # answered tool calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ class ExecutedCall:
 @dataclass
 class EpisodeResult:
     status: Status
-    end: str  # exit_conversation, user_ended, max_turns, max_actions, context_length, infra_error
+    end: EndReason
     messages: list[dict[str, Any]] = field(default_factory=list)
     calls: list[ExecutedCall] = field(default_factory=list)
     final_database: Any = None
@@ -231,7 +233,7 @@ async def run_episode(
             result.usage += turn.usage
             result.problems.extend(turn.problems)
             calls = turn.tool_calls
-            if any(c.name.strip().lower() in NO_ACTION_NAMES for c in calls):
+            if any(is_no_action(c.name) for c in calls):
                 calls = ()  # published: a message with a no-action call has no tool calls at all
             # max_actions holds within one reply too: calls beyond it are not executed (nor kept in
             # the message, whose every call must have its answer). max_turns is checked before each

@@ -14,6 +14,7 @@ from sopbench.tasks import LoadError, Task, load_tasks
 
 from ._config import RunConfigError
 from ._manifest import task_digest
+from ._plan import task_files
 from ._record import executed_messages, record_json
 from ._scoring import PUBLISHED_CHECKS
 from ._setup import task_ids
@@ -123,8 +124,6 @@ def stored_ablations(store: Store) -> dict[str, Any]:
 
 def tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
     """The tasks of ``domain`` under ``tasks_path`` (a file or a folder of task files), by task id."""
-    from ._run import task_files
-
     file = task_files(tasks_path, [domain])[domain]
     tasks = load_tasks(file, domain=domain)
     return dict(zip(task_ids(tasks), tasks, strict=True))

@@ -1,4 +1,4 @@
-"""What an agent is offered of a domain: the tool list, each action's SOP, how constraints are checked."""
+"""What an agent is shown of a domain besides its tool list: each action's SOP, how constraints are checked."""
 
 from __future__ import annotations
 
@@ -7,23 +7,11 @@ from collections.abc import Mapping
 from sopbench.constraints import Expr, Single
 from sopbench.domains import DependencyOption, Domain, default_dependencies
 
-# The one tool no agent is offered: it reads the whole database (the published flag that would have
-# offered it is never set). Every other tool is offered by the ``full`` list, including the published
-# goals the original never offered (bank ``cancel_credit_card``, ``pay_bill_with_credit_card``).
-NEVER_OFFERED = frozenset({"internal_get_database"})
-
 
 def default_sops(domain: Domain, option: DependencyOption = "full") -> Mapping[str, Expr | None]:
     """Every tool's default SOP (not expanded): what the prompt shows per action. ``option``:
     ``full`` (required and customizable constraints) or ``required`` (the required part only)."""
     return default_dependencies(domain.catalogue, option, expanded=False)
-
-
-def full_tool_names(domain: Domain) -> list[str]:
-    """The ``full`` tool list: every tool an agent may call, in the published prompt order."""
-    order = list(domain.catalogue.tools)
-    names = [name for name in domain.tools if name not in NEVER_OFFERED]
-    return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
 
 
 def verifiers(domain: Domain) -> dict[str, Expr | None]:

@@ -18,6 +18,7 @@ from sopbench.traces import Record
 from ._config import RunConfigError
 from ._export import tasks_by_id
 from ._record import episode_record
+from ._row import EndReason, Status
 from ._store import OnDamaged, StoreError, default_tasks_path, open_existing
 
 __all__ = ["StoredEpisode", "StoredRun", "read_run_folder"]
@@ -36,8 +37,8 @@ class StoredEpisode:
     tool_mode: str | None
     tool_list: str
     user: str
-    status: str  # "completed" or "infra_error"
-    end_reason: str
+    status: Status
+    end_reason: EndReason
     record: Record | None  # None for an infra_error episode (nothing to score)
 
     @property

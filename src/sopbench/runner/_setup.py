@@ -5,17 +5,25 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from sopbench.agents import EXIT_TOOL, EpisodeSetup
+from sopbench.agents import EpisodeSetup
 from sopbench.constraints import Expr
-from sopbench.domains import DependencyOption, Domain, get_domain, parameters_schema
+from sopbench.domains import (
+    EXIT_TOOL,
+    DependencyOption,
+    Domain,
+    full_offer,
+    get_domain,
+    parameters_schema,
+    sopbench_offer,
+)
+from sopbench.domains import (
+    published_offer as published_tool_set,
+)
 from sopbench.tasks import Task
 
-from ._offer import default_sops, full_tool_names, verifiers
-
-ToolList = Literal["full", "oracle"]
-TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
+from ._offer import default_sops, verifiers
 
 EXIT_SCHEMA: Mapping[str, Any] = {
     "type": "function",
@@ -33,7 +41,7 @@ def _domain_facts(
     name: str, default_sop: DependencyOption = "full"
 ) -> tuple[Domain, dict[str, dict[str, Any]], Mapping[str, Expr | None], dict[str, Expr | None]]:
     domain = get_domain(name)
-    schemas = {tool: tool_schema(domain, tool) for tool in full_tool_names(domain)}
+    schemas = {tool: tool_schema(domain, tool) for tool in full_offer(domain)}
     return domain, schemas, default_sops(domain, default_sop), verifiers(domain)
 
 
@@ -67,21 +75,14 @@ def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
 
 def offered_tools(task: Task, tool_list: str) -> list[str]:
     """The tool names an agent is offered for ``task`` (``exit_conversation`` aside)."""
-    domain, schemas, _, _ = _domain_facts(task.domain)
-    if tool_list == "oracle":
-        graph = task.directed_action_graph.function_names()
-        return [name for name in schemas if name in graph]
-    return list(schemas)
+    return sopbench_offer(get_domain(task.domain), task, tool_list)
 
 
 def published_offer(task: Task, tool_list: str, also: Iterable[str] = ()) -> list[str]:
     """The tools the original simulator offered (no bank card goals; the task graph's for ``oracle``),
     plus ``also`` (tools an older recording shows were offered, such as ``internal_get_database``)."""
     domain = get_domain(task.domain)
-    offered = {tool.name for tool in domain.offered_tools()}
-    if tool_list == "oracle":
-        offered &= task.directed_action_graph.function_names()
-    offered |= set(also) & set(domain.tools)
+    offered = published_tool_set(domain, task, tool_list, also)
     return [name for name in domain.tools if name in offered]
 
 

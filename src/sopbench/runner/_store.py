@@ -24,6 +24,8 @@ import orjson
 
 from sopbench.agents import Shown
 
+from ._row import COLUMNS, JSON_COLUMNS, episodes_table
+
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
 STORE_NAME = "results.sqlite"
@@ -39,93 +41,12 @@ CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS episodes (
-    task_id TEXT NOT NULL,           -- "<domain>/<goal>[<i>]"
-    run INTEGER NOT NULL,            -- 0-based run of the task
-    domain TEXT NOT NULL,
-    goal TEXT NOT NULL,
-    task_index INTEGER NOT NULL,     -- position in the domain's task file
-    seed INTEGER NOT NULL,           -- the episode's own seed (derived from the run seed)
-    agent TEXT NOT NULL,
-    model TEXT,
-    tool_mode TEXT,
-    tool_list TEXT NOT NULL,
-    user TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('completed', 'infra_error')),
-    end_reason TEXT NOT NULL,        -- exit_conversation, user_ended, max_turns, max_actions, context_length, infra_error
-    reason TEXT,                     -- infra_error: what went wrong
-    should_succeed INTEGER NOT NULL,
-    passed INTEGER,                  -- NULL for infra_error
-    verdict TEXT,                    -- JSON: the sound verdict (11 keys)
-    compat TEXT,                     -- JSON: the sopbench-protocol verdict (11 keys)
-    explanations TEXT NOT NULL,      -- JSON list
-    messages TEXT NOT NULL,          -- JSON: the transcript, chat-completions shape
-    tool_calls TEXT NOT NULL,        -- JSON: executed calls {id, name, arguments_text, arguments, output, problem}
-    final_database TEXT,             -- JSON
-    problems TEXT NOT NULL,          -- JSON list: malformed calls and replies, raw text kept
-    raw_replies TEXT NOT NULL,       -- JSON list: {message, raw} for replies the agent parsed (ReAct text)
-    malformed_calls INTEGER NOT NULL,
-    usage TEXT NOT NULL,             -- JSON {prompt_tokens, completion_tokens} of the agent
-    user_usage TEXT NOT NULL,
-    agent_steps INTEGER NOT NULL,
-    latency_s REAL NOT NULL,
-    attempts INTEGER NOT NULL,       -- how many times the episode was run (infra_error retries)
-    finished_at TEXT NOT NULL,
-    PRIMARY KEY (task_id, run)
-);
+{episodes};
 CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY,        -- "<domain>/<goal>[<i>]"
     sha256 TEXT NOT NULL             -- of the task's canonical JSON, as it was played
 );
-"""
-
-COLUMNS = (
-    "task_id",
-    "run",
-    "domain",
-    "goal",
-    "task_index",
-    "seed",
-    "agent",
-    "model",
-    "tool_mode",
-    "tool_list",
-    "user",
-    "status",
-    "end_reason",
-    "reason",
-    "should_succeed",
-    "passed",
-    "verdict",
-    "compat",
-    "explanations",
-    "messages",
-    "tool_calls",
-    "final_database",
-    "problems",
-    "raw_replies",
-    "malformed_calls",
-    "usage",
-    "user_usage",
-    "agent_steps",
-    "latency_s",
-    "attempts",
-    "finished_at",
-)
-JSON_COLUMNS = frozenset(
-    {
-        "verdict",
-        "compat",
-        "explanations",
-        "messages",
-        "tool_calls",
-        "final_database",
-        "problems",
-        "raw_replies",
-        "usage",
-        "user_usage",
-    }
-)
+""".replace("{episodes}", episodes_table())
 
 
 class StoreError(Exception):

@@ -21,28 +21,17 @@ from ._api import (
     score_record,
     score_run,
 )
+from ._baseline import refuse_all_baseline, refuse_all_record, refuse_all_scores
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import VERDICT_KEYS, EpisodeScore
+from ._comparison import Comparison, compare
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
+from ._leaderboard import LeaderboardCell, LeaderboardRow, leaderboard
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._states import ConstraintState, GoalStates, goal_constraint_states
-from ._summary import (
-    ALL_DOMAINS,
-    Comparison,
-    DomainSummary,
-    LeaderboardCell,
-    LeaderboardRow,
-    Rate,
-    Summary,
-    compare,
-    leaderboard,
-    refuse_all_baseline,
-    refuse_all_record,
-    refuse_all_scores,
-    summarize,
-)
+from ._summary import ALL_DOMAINS, DomainSummary, Rate, Summary, summarize
 
 __all__ = [
     "ALL_DOMAINS",

@@ -89,6 +89,9 @@ class RunScore:
     # What was measured; None: read from the trajectory file name of ``source``.
     configuration: Configuration | None = field(default=None, compare=False)
     usage: Usage | None = field(default=None, compare=False, repr=False)  # live episodes only
+    # What a failed procedure left unverified, for scores read back without their ``episode`` (a
+    # run folder's stored verdict); None: not known.
+    unverified: tuple[UnverifiedConstraint, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -106,7 +109,7 @@ class RunScore:
     def outcome(self) -> Outcome:
         """This score as the statistics take it."""
         failed = tuple(name for name in JUDGEMENT_NAMES if not self.verdict[name])
-        unverified: tuple[UnverifiedConstraint, ...] = ()
+        unverified: tuple[UnverifiedConstraint, ...] = self.unverified or ()
         if self.episode is not None:
             unverified = self.episode.verdict.procedure.unverified
         return Outcome(

@@ -9,15 +9,11 @@ from typing import Any, NamedTuple
 import orjson
 
 from sopbench.constraints import clip
-from sopbench.domains import LenientSystem, replay_calls, tool_not_found_text
+from sopbench.domains import LenientSystem, is_placeholder, replay_calls, tool_not_found_text
 from sopbench.traces import Run, ToolCallRecord, decode_arguments
 
 from ._tables import DomainTables
 from ._values import fresh, read_arguments
-
-# The published evaluator dropped calls with these names (spec §7.1); the simulator treated a
-# message holding a call named "none" or "n/a" as a message without calls (spec §6.1).
-EVALUATOR_PLACEHOLDER_NAMES = frozenset({"n/a", "na", "none", "null"})
 
 
 class PublishedCrash(Exception):
@@ -125,7 +121,7 @@ def _first_published_call(tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecor
     or the second one when the first is a placeholder.
     """
     first = tool_calls[0]
-    if first.name.lower() not in EVALUATOR_PLACEHOLDER_NAMES:
+    if not is_placeholder(first.name):
         return first
     return tool_calls[1] if len(tool_calls) > 1 else None
 

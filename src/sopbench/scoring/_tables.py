@@ -20,6 +20,7 @@ from sopbench.domains import (
     default_dependencies,
     get_domain,
     innate_implications,
+    published_offer,
 )
 
 
@@ -96,7 +97,7 @@ def _derive_tables(name: str, credit_cards: str | None) -> DomainTables:
     graph_params = {tool: tuple(sorted(catalogue.graph_params(tool))) for tool in domain.tools}
     graphs = default_action_graphs(catalogue)
     original_defaults = default_dependencies(catalogue, "full", expanded=False)
-    offered = frozenset(t for t, spec in domain.tools.items() if spec.offered)
+    offered = frozenset(published_offer(domain))
     # A constraint that only a tool no agent is offered could verify (call_get_database through
     # internal_get_database) demands no helper: the sound procedure never asks the impossible.
     verifiers: dict[str, Expr | None] = {

@@ -118,9 +118,11 @@ def _parse_tool_call(data: Any, field: str) -> ToolCallRecord:
     name = required(function, "name", str, function_field)
     arguments = present(function, "arguments", function_field)
     if isinstance(arguments, dict):  # some backends hand over decoded arguments
-        return ToolCallRecord(
-            optional(obj, "id", str, field), name, orjson.dumps(arguments).decode(), arguments
-        )
+        try:
+            text = orjson.dumps(arguments).decode()
+        except TypeError as exc:  # orjson refuses what JSON can hold but it cannot (a 65-bit integer)
+            raise FieldError(at(function_field, "arguments"), f"cannot be written back as JSON ({exc})") from None
+        return ToolCallRecord(optional(obj, "id", str, field), name, text, arguments)
     text = expect(arguments, str, at(function_field, "arguments"))
     decoded, error = decode_arguments(text)
     return ToolCallRecord(optional(obj, "id", str, field), name, text, decoded, error)

@@ -13,19 +13,17 @@ from ._endpoint import (
     REPLICA_BACKOFF,
     TOOL_CHOICES,
     ChatEndpoint,
-    ChatReply,
-    ChatToolCall,
     ReplicaHealth,
     RetryPolicy,
     pick_replica,
     public_url,
-    read_completion,
     redact_url,
     replica_health,
     scrub_secret,
 )
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, build_user_prompt
+from ._replies import ChatReply, ChatToolCall, read_completion
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [

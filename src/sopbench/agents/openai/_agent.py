@@ -16,9 +16,10 @@ from sopbench.agents._protocol import (
     register_agent,
 )
 
-from ._endpoint import TOOL_CHOICES, ChatReply, ModelSide
+from ._endpoint import TOOL_CHOICES, ModelSide
 from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
+from ._replies import ChatReply
 
 
 @register_agent("openai")

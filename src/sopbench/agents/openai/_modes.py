@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sopbench.agents._protocol import NO_ACTION_NAMES, Message
+from sopbench.agents._protocol import Message
+from sopbench.domains import PLACEHOLDER_NAMES
 
-# A tool name that means "no tool" in every mode: the published ones, and the spellings models also
-# write for them in a text-protocol reply.
-NO_ACTION = NO_ACTION_NAMES | {"na", "null", ""}
+# A tool name that means "no tool" in every mode: the simulator's no-action names and the other
+# spellings models write for them (the published evaluator's placeholders), or no name at all.
+NO_ACTION = PLACEHOLDER_NAMES | {""}
 
 
 # ---- sending --------------------------------------------------------------------------------------

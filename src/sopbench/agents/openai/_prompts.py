@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup
+from sopbench.agents._protocol import EpisodeSetup
 from sopbench.constraints import Expr, Single, render, singles
-from sopbench.domains import get_domain
+from sopbench.domains import EXIT_TOOL, get_domain
 
 TOOL_MODES = ("fc", "react", "act-only")
 

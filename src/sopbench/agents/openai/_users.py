@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sopbench.agents._protocol import EXIT_TOOL, EpisodeSetup, Message, User, UserTurn, register_user
+from sopbench.agents._protocol import EpisodeSetup, Message, User, UserTurn, register_user
+from sopbench.domains import EXIT_TOOL
 
 from ._endpoint import ModelSide
 from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, adversarial_reply, build_user_prompt

@@ -1,0 +1,82 @@
+"""The published simulator's rules, in one place: every reader of a conversation obeys these.
+
+The runner plays episodes by them, ``sopbench.replay`` re-executes recorded runs by them, scoring
+decodes recorded runs by them and ``sopbench.diagnosis`` builds its traces within them (spec §6.1,
+§7.1). Nothing here depends on a protocol, an agent or a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from sopbench.tasks import Task
+
+from ._mechanism import Domain
+
+# The tool whose call ends an episode; the simulator never executes it (nor anything else in the
+# message that calls it).
+EXIT_TOOL = "exit_conversation"
+
+# Tool names the simulator reads as "no action": a message holding such a call has no calls at all.
+NO_ACTION_NAMES = frozenset({"none", "n/a"})
+
+# Tool names the published evaluator drops from a message's calls before scoring (quirk Q4): the
+# simulator's no-action names and two more spellings models write for them.
+PLACEHOLDER_NAMES = frozenset({"n/a", "na", "none", "null"})
+
+# The published loop's limits: messages in the transcript (the opening included) and answered calls.
+MAX_MESSAGES = 20
+MAX_CALLS = 10
+
+# ``tool_list``: every tool (``full``) or only the task's action graph's tools (``oracle``).
+ToolList = Literal["full", "oracle"]
+TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
+
+# The one tool sopbench's ``full`` list never offers: it reads the whole database (the published
+# flag that would have offered it is never set). Every other tool is offered, including the published
+# goals the original simulator never offered (bank ``cancel_credit_card``, ``pay_bill_with_credit_card``).
+NEVER_OFFERED = frozenset({"internal_get_database"})
+
+
+def is_no_action(name: str) -> bool:
+    """Whether a call of ``name`` makes its message a message without calls (the simulator's rule)."""
+    return name.lower() in NO_ACTION_NAMES
+
+
+def is_placeholder(name: str) -> bool:
+    """Whether the published evaluator drops a call of ``name`` (its "N/A" filter)."""
+    return name.lower() in PLACEHOLDER_NAMES
+
+
+def graph_tools(task: Task) -> set[str]:
+    """The tools of ``task``'s action graph: the ``oracle`` tool list."""
+    return task.directed_action_graph.function_names()
+
+
+def published_offer(
+    domain: Domain, task: Task | None = None, tool_list: str | None = "full", also: Iterable[str] = ()
+) -> set[str]:
+    """The tools the published simulator offered: the domain's offered tools (``ToolSpec.offered``),
+    only the task graph's under ``tool_list`` "oracle", plus ``also`` (tools of the domain an older
+    recording shows were offered, such as ``internal_get_database``)."""
+    offered = {name for name, spec in domain.tools.items() if spec.offered}
+    if tool_list == "oracle" and task is not None:
+        offered &= graph_tools(task)
+    return offered | (set(also) & set(domain.tools))
+
+
+def full_offer(domain: Domain) -> list[str]:
+    """sopbench's ``full`` tool list: every tool an agent may call, in the published prompt order."""
+    order = list(domain.catalogue.tools)
+    names = [name for name in domain.tools if name not in NEVER_OFFERED]
+    return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+
+
+def sopbench_offer(domain: Domain, task: Task, tool_list: str) -> list[str]:
+    """The tool names sopbench's runner offers for ``task`` (``exit_conversation`` aside), in order."""
+    names = full_offer(domain)
+    if tool_list == "oracle":
+        graph = graph_tools(task)
+        return [name for name in names if name in graph]
+    return names

@@ -1,0 +1,110 @@
+"""Which episodes a run plays: the task files, the selected tasks, each episode and its seed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sopbench.constraints import singles
+from sopbench.domains import PUBLISHED_DOMAINS, UnknownDomain, get_domain
+from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
+
+from ._config import RunConfig, RunConfigError
+from ._setup import task_ids
+
+TASK_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One episode to run: a task, its id, the run number and the episode's seed."""
+
+    task: Task
+    task_id: str
+    run: int
+    seed: int
+
+
+
+# ---- task selection ---------------------------------------------------------------------------------
+def task_files(path: Path, domains: Iterable[str]) -> dict[str, Path]:
+    """Domain -> task file, from a task file or a folder of ``<domain>_tasks.json[.gz]``."""
+    wanted = list(domains)
+    if path.is_file():
+        try:
+            domain = task_file_domain(path)
+        except LoadError as exc:
+            raise RunConfigError(str(exc)) from None
+        if wanted != ["all"] and wanted != [domain]:
+            raise RunConfigError(f"{path} holds the {domain} tasks, not {', '.join(wanted)}")
+        return {domain: path}
+    if not path.is_dir():
+        raise RunConfigError(f"no such task file or folder: {path}")
+    found: dict[str, Path] = {}
+    for suffix in TASK_SUFFIXES:
+        for file in sorted(path.glob(f"*{suffix}")):
+            found.setdefault(file.name[: -len(suffix)], file)
+    if not found:
+        raise RunConfigError(f"{path} holds no <domain>_tasks.json[.gz] file")
+    if wanted == ["all"]:
+        order = [d for d in PUBLISHED_DOMAINS if d in found] + sorted(set(found) - set(PUBLISHED_DOMAINS))
+        return {d: found[d] for d in order}
+    missing = [d for d in wanted if d not in found]
+    if missing:
+        raise RunConfigError(
+            f"no task file for {', '.join(missing)} in {path} (found: {', '.join(sorted(found))})"
+        )
+    return {d: found[d] for d in wanted}
+
+
+def select_tasks(config: RunConfig) -> list[tuple[Task, str]]:
+    """The tasks of the run with their ids, in domain order then file order, ``limit`` per domain."""
+    selected: list[tuple[Task, str]] = []
+    for domain, file in task_files(config.tasks_path, config.domains).items():
+        try:
+            tasks = load_tasks(file, domain=domain)
+        except LoadError as exc:
+            raise RunConfigError(str(exc)) from None
+        pairs = list(zip(tasks, task_ids(tasks), strict=True))
+        pairs = pairs[: config.limit] if config.limit else pairs
+        _check_playable(file, domain, pairs)
+        selected.extend(pairs)
+    return selected
+
+
+def _check_playable(file: Path, domain: str, pairs: list[tuple[Task, str]]) -> None:
+    """A task file of a domain sopbench does not know, or a task whose SOP names a check, tool or
+    link its domain does not have: ``RunConfigError`` naming it (before any episode is played)."""
+    try:
+        known_domain = get_domain(domain)
+    except UnknownDomain as exc:
+        raise RunConfigError(f"{file}: {str(exc).strip(chr(34))}") from None
+    known = set(known_domain.tools) | set(known_domain.checks) | set(known_domain.catalogue.links)
+    for task, task_id in pairs:
+        for expr in (task.constraints, task.constraints_original):
+            unknown = sorted({single.name for single in singles(expr)} - known)
+            if unknown:
+                raise RunConfigError(
+                    f"{file}: task {task_id}: its constraints name {', '.join(map(repr, unknown))}, "
+                    f"which the {domain} domain has no check, tool or link for"
+                )
+
+
+def episode_seed(seed: int, task_id: str, run: int) -> int:
+    """A seed per episode, stable across processes and concurrency levels."""
+    digest = hashlib.sha256(f"{seed}:{task_id}:{run}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def plan_episodes(config: RunConfig, selected: list[tuple[Task, str]]) -> list[Episode]:
+    return [
+        Episode(task, task_id, run, episode_seed(config.seed, task_id, run))
+        for task, task_id in selected
+        for run in range(config.runs)
+    ]
+
+
+def with_ids(tasks: list[Task]) -> list[tuple[Task, str]]:
+    return list(zip(tasks, task_ids(tasks), strict=True))

@@ -1,0 +1,111 @@
+"""The stored episode: one typed record, the single source of the store's columns and the doc's table.
+
+Each field of ``EpisodeRow`` is one column of the store's ``episodes`` table: its SQL type
+(``JSON`` columns hold JSON text), whether it may be NULL, and what it means. ``runner/_store.py``
+builds its table, its column list and its JSON columns from it; docs/runner.md's table of columns
+is checked against it (tests/runner/test_row.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from sopbench.evaluation import UnverifiedConstraint
+
+Status = Literal["completed", "infra_error"]
+EndReason = Literal["exit_conversation", "user_ended", "max_turns", "max_actions", "context_length", "infra_error"]
+STATUSES: tuple[str, ...] = get_args(Status)
+END_REASONS: tuple[str, ...] = get_args(EndReason)
+
+SqlType = Literal["TEXT", "INTEGER", "REAL", "JSON"]
+
+
+def _column(sql: SqlType, meaning: str, *, null: bool = False) -> Any:
+    return field(metadata={"sql": sql, "null": null, "meaning": meaning})
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    """One row of the store's ``episodes`` table (JSON columns decoded)."""
+
+    task_id: str = _column("TEXT", '"<domain>/<goal>[<i>]"')
+    run: int = _column("INTEGER", "0-based run of the task")
+    domain: str = _column("TEXT", "the task's domain")
+    goal: str = _column("TEXT", "the task's goal")
+    task_index: int = _column("INTEGER", "position in the domain's task file")
+    seed: int = _column("INTEGER", "the episode's own seed (derived from the run seed)")
+    agent: str = _column("TEXT", "the agent's name")
+    model: str | None = _column("TEXT", "the agent's model (NULL for agents that call no model)", null=True)
+    tool_mode: str | None = _column("TEXT", "the agent's tool mode (NULL for agents that call no model)", null=True)
+    tool_list: str = _column("TEXT", "full or oracle")
+    user: str = _column("TEXT", "the user's name")
+    status: Status = _column("TEXT", "completed or infra_error")
+    end_reason: EndReason = _column("TEXT", ", ".join(END_REASONS))
+    reason: str | None = _column("TEXT", "infra_error: what went wrong", null=True)
+    should_succeed: int = _column("INTEGER", "the task's expected outcome")
+    passed: int | None = _column("INTEGER", "the sound verdict (NULL for infra_error)", null=True)
+    verdict: dict[str, Any] | None = _column(
+        "JSON", "the sound verdict, with what a failed procedure left unverified", null=True
+    )
+    compat: dict[str, Any] | None = _column("JSON", "the sopbench-protocol verdict", null=True)
+    explanations: list[str] = _column("JSON", "one sentence per failed judgement")
+    messages: list[dict[str, Any]] = _column("JSON", "the transcript, chat-completions shape")
+    tool_calls: list[dict[str, Any]] = _column(
+        "JSON", "executed calls {id, name, arguments_text, arguments, output, problem}"
+    )
+    final_database: dict[str, Any] | None = _column("JSON", "the database at the end", null=True)
+    problems: list[Any] = _column("JSON", "malformed calls and replies, raw text kept")
+    raw_replies: list[dict[str, Any]] = _column("JSON", "{message, raw} for replies the agent parsed (ReAct text)")
+    malformed_calls: int = _column("INTEGER", "malformed calls")
+    usage: dict[str, int] = _column("JSON", "{prompt_tokens, completion_tokens} of the agent")
+    user_usage: dict[str, int] = _column("JSON", "{prompt_tokens, completion_tokens} of the user")
+    agent_steps: int = _column("INTEGER", "agent replies")
+    latency_s: float = _column("REAL", "wall time of the episode")
+    attempts: int = _column("INTEGER", "how many times the episode was run (infra_error retries)")
+    finished_at: str = _column("TEXT", "UTC, ISO 8601")
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> EpisodeRow:
+        return cls(**{name: row[name] for name in COLUMNS})
+
+
+COLUMN_TYPES: dict[str, SqlType] = {f.name: f.metadata["sql"] for f in fields(EpisodeRow)}
+COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
+JSON_COLUMNS = frozenset(name for name, sql in COLUMN_TYPES.items() if sql == "JSON")
+
+
+def episodes_table() -> str:
+    """The ``CREATE TABLE`` statement of the ``episodes`` table."""
+    lines = []
+    for f in fields(EpisodeRow):
+        sql = "TEXT" if f.metadata["sql"] == "JSON" else f.metadata["sql"]
+        check = ""
+        if f.name == "status":
+            check = " CHECK (status IN (" + ", ".join(f"'{s}'" for s in STATUSES) + "))"
+        lines.append(f"    {f.name} {sql}{'' if f.metadata['null'] else ' NOT NULL'}{check},")
+    body = "\n".join(lines)
+    return f"CREATE TABLE IF NOT EXISTS episodes (\n{body}\n    PRIMARY KEY (task_id, run)\n)"
+
+
+# The stored sound verdict keeps, under this key, the kind and depth of each constraint a failed
+# procedure left unverified (``evaluation.Judgement.unverified``): the breakdown by constraint of a
+# run folder needs them, and the transcript alone does not give them without scoring again.
+UNVERIFIED_KEY = "unverified"
+
+
+def stored_verdict(fields_: dict[str, Any], unverified: tuple[UnverifiedConstraint, ...]) -> dict[str, Any]:
+    """The verdict column of a scored episode: the verdict's fields and what was left unverified."""
+    return {**fields_, UNVERIFIED_KEY: [{"kind": u.kind, "depth": u.depth} for u in unverified]}
+
+
+def read_verdict(
+    stored: dict[str, Any] | None,
+) -> tuple[Any, tuple[UnverifiedConstraint, ...] | None]:
+    """A verdict column as the verdict's fields and what was left unverified (None: an older store,
+    which did not keep it)."""
+    if stored is None or UNVERIFIED_KEY not in stored:
+        return stored, None
+    fields_ = {key: value for key, value in stored.items() if key != UNVERIFIED_KEY}
+    items = tuple(UnverifiedConstraint(str(u["kind"]), u["depth"]) for u in stored[UNVERIFIED_KEY])
+    return fields_, items

@@ -1,0 +1,195 @@
+"""One episode, played and scored, and its stored row read back as a score."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sopbench.agents import Agent, Usage, agent_factory, user_factory
+from sopbench.scoring import RunScore, ScoringError
+from sopbench.statistics import Configuration
+from sopbench.statistics import Usage as StatUsage
+
+from ._config import RunConfig
+from ._episode import EpisodeResult, Limits, play_episode
+from ._plan import Episode
+from ._row import read_verdict, stored_verdict
+from ._scoring import EpisodeScores, score_finished_episode
+from ._setup import episode_setup
+
+
+# ---- one episode, played and scored -------------------------------------------------------------------
+async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agent | None]:
+    """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``.
+
+    The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
+    """
+    offer_exit = not getattr(user_factory(config.user), "holds_exit", False)
+    setup = episode_setup(
+        episode.task,
+        episode.task_id,
+        config.tool_list,
+        episode.seed,
+        episode.run,
+        offer_exit=offer_exit,
+        env_mode=config.env_mode,
+        shuffle_tools=config.shuffle_tools,
+        constraint_format=config.constraint_format,
+        default_sop=config.default_sop,
+    )
+    try:
+        agent = agent_factory(config.agent)(**config.agent_options)
+        user = user_factory(config.user)(**config.user_options)
+    except Exception as exc:  # noqa: BLE001 - a constructor failure is an infrastructure problem
+        result = EpisodeResult(
+            status="infra_error", end="infra_error", reason=f"cannot create: {type(exc).__name__}: {exc}"
+        )
+        return result, None
+    limits = Limits(config.max_turns, config.max_actions)
+    result = await play_episode(setup, agent, user, limits, config.episode_timeout, default_sop=config.default_sop)
+    return result, agent
+
+
+async def play_row(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
+    """Play one episode and return its store row (what a remote worker sends back to the one writer),
+    with what the agent was shown under ``shown``."""
+    result, agent = await play(config, episode)
+    row = episode_row(config, episode, result, agent, attempts)
+    row["shown"] = agent.shown() if agent is not None else None
+    return row
+
+
+# Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
+EpisodePlayer = Callable[[RunConfig, Episode, int], Awaitable[dict[str, Any]]]
+
+
+def verdict_column(score: EpisodeScores) -> dict[str, Any]:
+    """The sound verdict of a scored episode as it is stored: its fields and the kind and depth of each
+    constraint a failed procedure left unverified (the runner's ``verdict`` column, and the Inspect
+    scorer's, so that both sources read back alike)."""
+    unverified = score.sound.episode.verdict.procedure.unverified if score.sound.episode else ()
+    return stored_verdict(score.sound.verdict, unverified)
+
+
+def episode_row(
+    config: RunConfig, episode: Episode, result: EpisodeResult, agent: Agent | None, attempts: int
+) -> dict[str, Any]:
+    """The stored row of a finished episode, scored when it completed."""
+    task = episode.task
+    verdict = compat = None
+    explanations: list[str] = []
+    status, end, reason = result.status, result.end, result.reason
+    if status == "completed":
+        try:
+            score = score_finished_episode(
+                task,
+                result.messages,
+                result.final_database,
+                tool_list=config.tool_list,
+                ablations=config.ablations(),
+                refused=[c.refused for c in result.calls],
+            )
+        except ScoringError as exc:
+            status, end, reason = "infra_error", "infra_error", f"cannot be scored: {exc}"
+        else:
+            verdict, compat = verdict_column(score), score.compat_fields()
+            explanations = list(score.sound.explanations)
+            if score.compat_failure is not None:
+                explanations.append(f"published checks not available: {score.compat_failure}")
+    calls = [
+        {
+            "id": c.id,
+            "name": c.name,
+            "arguments_text": c.arguments_text,
+            "arguments": c.arguments,
+            "output": c.output,
+            "problem": c.problem,
+            **({"refused": True} if c.refused else {}),
+        }
+        for c in result.calls
+    ]
+    return {
+        "task_id": episode.task_id,
+        "run": episode.run,
+        "domain": task.domain,
+        "goal": task.goal,
+        "task_index": task.index if task.index is not None else 0,
+        "seed": episode.seed,
+        "agent": config.agent,
+        "model": getattr(agent, "model", None),
+        "tool_mode": getattr(agent, "tool_mode", None),
+        "tool_list": config.tool_list,
+        "user": config.user,
+        "status": status,
+        "end_reason": end,
+        "reason": reason,
+        "should_succeed": int(task.action_should_succeed),
+        "passed": None if verdict is None else int(verdict["passed"]),
+        "verdict": verdict,
+        "compat": compat,
+        "explanations": explanations,
+        "messages": result.messages,
+        "tool_calls": calls,
+        "final_database": result.final_database if status == "completed" else None,
+        "problems": result.problems,
+        "raw_replies": result.raw_replies,
+        "malformed_calls": sum(c.problem is not None for c in result.calls),
+        "usage": _usage(result.usage)
+        | (
+            {"requests": result.requests, "timed_out_requests": result.timed_out_requests}
+            if result.requests
+            else {}
+        ),
+        "user_usage": _usage(result.user_usage),
+        "agent_steps": result.agent_steps,
+        "latency_s": result.latency_s,
+        "attempts": attempts,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _usage(usage: Usage) -> dict[str, int]:
+    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+
+
+def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None = None) -> RunScore:
+    """A stored completed episode (JSON columns decoded) as a score the scoring summaries take.
+
+    ``protocol``: ``sound`` reads the ``verdict`` column, ``sopbench`` the ``compat`` one (the
+    stored explanations are the sound verdict's, kept only with it). ``source``: where the row was
+    read (default: the agent's name).
+    """
+    if protocol not in ("sound", "sopbench"):
+        raise ValueError(f"a run folder stores sound and sopbench verdicts only, not {protocol}")
+    usage, user_usage = row["usage"] or {}, row["user_usage"] or {}
+    verdict, unverified = read_verdict(row["verdict"] if protocol == "sound" else row["compat"])
+    return RunScore(
+        source=row["agent"] if source is None else source,
+        domain=row["domain"],
+        record=row["task_index"],
+        run=row["run"],
+        protocol=protocol,
+        verdict=verdict,
+        explanations=tuple(row["explanations"]) if protocol == "sound" else (),
+        justified_refusal=None,
+        should_succeed=bool(row["should_succeed"]),
+        goal=row["goal"],
+        task_id=row["task_id"],
+        configuration=Configuration(row["agent"], row["model"], row["tool_mode"], row["tool_list"], row["user"]),
+        usage=StatUsage(
+            agent_prompt_tokens=usage.get("prompt_tokens") or 0,
+            agent_completion_tokens=usage.get("completion_tokens") or 0,
+            user_prompt_tokens=user_usage.get("prompt_tokens") or 0,
+            user_completion_tokens=user_usage.get("completion_tokens") or 0,
+            latency_s=row["latency_s"],
+        ),
+        unverified=unverified,
+    )
+
+
+def never_replied(row: dict[str, Any]) -> bool:
+    """A completed episode in which the model never replied: its first request already overflowed
+    the context. There is no behaviour to judge (a must-refuse task would pass by silence), so it
+    is reported apart and not scored."""
+    return row["status"] == "completed" and row.get("agent_steps") == 0 and row["end_reason"] == "context_length"

@@ -1,0 +1,127 @@
+"""Sound against compat on the same runs, and what each quirk toggled alone changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sopbench._io import StrPath
+from sopbench.traces import (
+    Record,
+    read_trajectory_file,
+)
+from sopbench.traces import iter_trajectory_files as _files
+
+from ._api import RunScore, ScoringError, score_run
+from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
+from ._summary import ALL_DOMAINS, DomainSummary
+
+
+# ---- sound vs compat, and what each quirk does ---------------------------------------------------
+@dataclass
+class Comparison:
+    """Pass rates under both protocols and, per quirk, how many verdicts it flips.
+
+    ``off_from_compat[q]``: runs whose ``passed`` changes when ``q`` alone is switched off in the
+    compat protocol; ``on_from_sound[q]``: when ``q`` alone is switched on in the sound protocol.
+    ``field_flips_*`` count runs where any verdict field changes.
+    """
+
+    runs: int = 0
+    sound: DomainSummary = field(default_factory=lambda: DomainSummary(ALL_DOMAINS))
+    compat: DomainSummary = field(default_factory=lambda: DomainSummary(ALL_DOMAINS))
+    sound_by_domain: dict[str, DomainSummary] = field(default_factory=dict)
+    compat_by_domain: dict[str, DomainSummary] = field(default_factory=dict)
+    protocol_flips: int = 0
+    off_from_compat: dict[str, int] = field(default_factory=dict)
+    on_from_sound: dict[str, int] = field(default_factory=dict)
+    field_flips_off_from_compat: dict[str, int] = field(default_factory=dict)
+    field_flips_on_from_sound: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "sound": {d: s.as_dict() for d, s in {**self.sound_by_domain, ALL_DOMAINS: self.sound}.items()},
+            "sopbench": {
+                d: s.as_dict() for d, s in {**self.compat_by_domain, ALL_DOMAINS: self.compat}.items()
+            },
+            "verdicts_that_differ": self.protocol_flips,
+            "quirk_flips": {
+                q: {
+                    "off_from_compat": self.off_from_compat.get(q, 0),
+                    "on_from_sound": self.on_from_sound.get(q, 0),
+                    "any_field_off_from_compat": self.field_flips_off_from_compat.get(q, 0),
+                    "any_field_on_from_sound": self.field_flips_on_from_sound.get(q, 0),
+                }
+                for q in QUIRKS
+            },
+            "errors": list(self.errors),
+        }
+
+
+def compare(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    quirks: Iterable[str] | None = None,
+    credit_cards: Callable[[Path], str | None] | None = None,
+    first_run_only: bool = False,
+) -> Comparison:
+    """Score every run under sound, compat, and each quirk toggled alone in both directions."""
+    names = list(quirks) if quirks is not None else list(QUIRKS)
+    variants_off = {q: SOPBENCH.with_quirks(disable=[q]) for q in names}
+    variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
+    result = Comparison()
+    for path in _files(paths):
+        records = read_trajectory_file(path, lambda error: result.errors.append(str(error)))
+        if not records:
+            continue
+        from sopbench.traces import detect_output_format
+
+        fmt = detect_output_format(records)
+        cards = credit_cards(path) if credit_cards is not None else None
+        for record in records:
+            for run in range(1 if first_run_only else len(record.runs)):
+                _compare_run(result, record, run, fmt, cards, variants_off, variants_on)
+    return result
+
+
+def _compare_run(
+    result: Comparison,
+    record: Record,
+    run: int,
+    fmt: str,
+    cards: str | None,
+    variants_off: Mapping[str, Protocol],
+    variants_on: Mapping[str, Protocol],
+) -> None:
+    def score(protocol: Protocol) -> RunScore:
+        # The per-file card reading applies to the compat side only; the sound side reads lists.
+        chosen = cards if protocol.has("credit_cards_as_shipped") else None
+        return score_run(record, run, protocol, output_format=fmt, credit_cards=chosen)
+
+    try:
+        sound, compat = score(SOUND), score(SOPBENCH)
+        toggled_off = {q: score(p) for q, p in variants_off.items()}
+        toggled_on = {q: score(p) for q, p in variants_on.items()}
+    except ScoringError as error:
+        result.errors.append(str(error))
+        return
+    result.runs += 1
+    result.sound.add(sound)
+    result.compat.add(compat)
+    result.sound_by_domain.setdefault(sound.domain, DomainSummary(sound.domain)).add(sound)
+    result.compat_by_domain.setdefault(compat.domain, DomainSummary(compat.domain)).add(compat)
+    result.protocol_flips += sound.passed != compat.passed
+    for q, other in toggled_off.items():
+        result.off_from_compat[q] = result.off_from_compat.get(q, 0) + (other.passed != compat.passed)
+        result.field_flips_off_from_compat[q] = result.field_flips_off_from_compat.get(q, 0) + (
+            other.verdict != compat.verdict
+        )
+    for q, other in toggled_on.items():
+        result.on_from_sound[q] = result.on_from_sound.get(q, 0) + (other.passed != sound.passed)
+        result.field_flips_on_from_sound[q] = result.field_flips_on_from_sound.get(q, 0) + (
+            other.verdict != sound.verdict
+        )
