@@ -186,3 +186,31 @@ def make_record():
 def make_task():
     """A factory for fresh synthetic task objects in the published layout."""
     return _synthetic_task
+
+
+@pytest.fixture(scope="session")
+def start_chromium() -> Callable[[], Any]:
+    """Starts headless Debian chromium through selenium, logging the console and every request:
+    the one browser set-up of the viewer's and the report's browser tests (each skips or requires
+    the browser itself)."""
+
+    def start() -> Any:
+        import shutil
+
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser")
+        for argument in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1200,760",
+        ):
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+        return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+    return start

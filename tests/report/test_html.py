@@ -104,19 +104,13 @@ CHROMEDRIVER = shutil.which("chromedriver")
     (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
     reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
 )
-def test_in_a_browser_from_file(embedded, tmp_path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
+def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
+    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
 
     page = tmp_path / "report.html"
     page.write_text(embedded.html)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,760"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = start_chromium()
     try:
         driver.get(page.as_uri())
         assert not [line for line in driver.get_log("browser") if line["level"] in ("SEVERE", "WARNING")]
