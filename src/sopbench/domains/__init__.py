@@ -7,6 +7,8 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
+from collections.abc import Iterable
+
 from sopbench.evaluation import canonical_json
 
 from ._catalogue import Catalogue, ToolSignature, parameter_problem
@@ -76,6 +78,13 @@ from ._system import (
 
 PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
 
+
+def ordered_domains(names: Iterable[str]) -> list[str]:
+    """``names`` once each in the order every table and run uses: the published domains in their
+    published order, then any other (custom) domain by name."""
+    present = set(names)
+    return [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
+
 __all__ = [
     "EXIT_TOOL",
     "MAX_CALLS",
@@ -92,6 +101,7 @@ __all__ = [
     "published_offer",
     "sopbench_offer",
     "PUBLISHED_DOMAINS",
+    "ordered_domains",
     "READ",
     "REQUIRED",
     "SESSION_BEFORE_CREDENTIALS",

@@ -213,7 +213,7 @@ def build_html_report(
         if embedded_episodes is None
         else {(e.score.source, e.score.task_key, e.score.run): e.id for e in embedded_episodes},
     )
-    hat_ks = list(range(2, report.max_runs + 1))
+    hat_ks = report.hat_ks
     rows: list[Row] = []
     for number, lb_row in enumerate(report.rows, start=1):
         outcomes = report.outcomes.get(id(lb_row), [])
