@@ -20,7 +20,19 @@ from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
-from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
+from ._row import (
+    COLUMN_TYPES,
+    END_REASONS,
+    EXPORT_FIELDS,
+    EXPORTED_SETTINGS,
+    NOT_EXPORTED,
+    SETTINGS_AFTER,
+    STATUSES,
+    TIMING_FIELDS,
+    EndReason,
+    EpisodeRow,
+    Status,
+)
 from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
@@ -40,6 +52,11 @@ from ._store import (
 
 __all__ = [
     "COLUMN_TYPES",
+    "EXPORT_FIELDS",
+    "EXPORTED_SETTINGS",
+    "NOT_EXPORTED",
+    "SETTINGS_AFTER",
+    "TIMING_FIELDS",
     "END_REASONS",
     "STATUSES",
     "EndReason",
