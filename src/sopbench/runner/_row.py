@@ -73,6 +73,10 @@ class EpisodeRow:
     def from_row(cls, row: dict[str, Any]) -> EpisodeRow:
         return cls(**{name: row[name] for name in COLUMNS})
 
+    def as_row(self) -> dict[str, Any]:
+        """The record as the store takes it: one key per column, in column order (values not copied)."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
 
 # ---- the export's line (``sopbench export --format jsonl``) --------------------------------------
 # (field of the line, the column it comes from), in the line's order. ``tool_calls`` and ``verdict``
