@@ -13,7 +13,8 @@ transaction; running the same configuration again skips finished episodes and re
 from sopbench.domains import TOOL_LISTS
 
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
-from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
+from ._desk import ExecutedCall
+from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
 from ._plan import Episode, episode_seed, select_tasks
