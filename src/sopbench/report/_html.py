@@ -81,10 +81,6 @@ def build_html_report(
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
     (their stored verdicts). The refuse-all and no-verify rows are played on ``tasks`` (default:
     the tasks inside the records; ``tasks_source`` says where they came from, for the captions)."""
-    from markupsafe import Markup
-
-    from . import _plots
-
     report = build_leaderboard(
         files,
         protocol,
@@ -115,7 +111,7 @@ def build_html_report(
         f"{runs} runs of {task_count} tasks in {len(report.domains)} domains ({', '.join(report.domains)}), "
         f"scored under the {report.protocol} protocol"
     )
-    figures = figures_of(_plots, Markup, rows, agents, report, hat_ks, what, tasks_text)
+    figures = figures_of(rows, agents, report, hat_ks, what, tasks_text)
     goal_rows = goal_table(agents, links)
     failure_rows = failure_table(agents, links)
     usage_rows = []

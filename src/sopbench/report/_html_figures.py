@@ -3,26 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sopbench.statistics import JUDGEMENT_NAMES, breakdown, wilson_interval
 
 from ._html_rows import Row
 from ._leaderboard import LeaderboardReport
 
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+    from ._plots import RateBar
+
 
 @dataclass
 class Figure:
     anchor: str
     title: str
-    svg: Any  # markupsafe.Markup: matplotlib's SVG, every label escaped by it
+    svg: Markup  # matplotlib's SVG, every label escaped by it
     caption: str
 
 
-def figures_of(plots: Any, markup: Any, rows: list[Row], agents: list[Row], report: LeaderboardReport,
-             hat_ks: list[int], what: str, tasks_text: str) -> list[Figure]:
+def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
+               hat_ks: list[int], what: str, tasks_text: str) -> list[Figure]:
+    from markupsafe import Markup as markup  # noqa: N813 - the optional extra, imported when drawn
+
+    from . import _plots as plots
+
     names = [f"#{r.number}" for r in rows]
-    columns: dict[str, list[Any]] = {}
+    columns: dict[str, list[RateBar]] = {}
     for d in [*report.domains, "Overall"]:
         bars = []
         for r in rows:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from sopbench.scoring import RunScore
 
 if TYPE_CHECKING:
+    import jinja2
+
     from sopbench.view import Episode
 
 # Sorts the per-goal table by the clicked header (numbers by their data-v value). The only script:
@@ -67,7 +69,7 @@ def episode_title(episode: Episode) -> str:
     return f"{episode.configuration} · {episode.score.task_key} run {episode.score.run} · {outcome}"
 
 
-def jinja_environment() -> Any:
+def jinja_environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(

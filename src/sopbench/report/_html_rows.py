@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench.scoring import LeaderboardRow
-from sopbench.statistics import Outcome, PairedComparison, breakdown, compare_outcomes
+from sopbench.statistics import Outcome, PairedComparison, RateInterval, breakdown, compare_outcomes
 
 from ._compare import _p_text
 from ._html_numbers import Links, Number, rate_number, short_interval, short_percent
@@ -147,7 +147,7 @@ def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -
     flipped_a = [o for o in a.outcomes if (o.task_id, o.run) in paired]
     flipped_b = [o for o in b.outcomes if (o.task_id, o.run) in paired]
 
-    def side(row: Row, rate: Any, flipped: list[Outcome], only: int) -> tuple[Number, Number]:
+    def side(row: Row, rate: RateInterval, flipped: list[Outcome], only: int) -> tuple[Number, Number]:
         href = None if row.configuration is None else links.href({"configuration": row.configuration}, row.outcomes, row.label)
         flips = Number(str(only))
         if row.configuration is not None and links.embedded is not None:

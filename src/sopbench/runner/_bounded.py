@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import threading
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from sopbench.agents import Agent, EpisodeSetup, User
@@ -57,17 +58,18 @@ def _cooperative(side: object) -> bool:
     return type(side).__module__.startswith("sopbench.")
 
 
-async def _in_own_thread(coroutine: Any) -> Any:
+async def _in_own_thread(coroutine: Coroutine[object, object, EpisodeResult]) -> EpisodeResult:
     """Run ``coroutine`` on an event loop in a daemon thread: a timeout can abandon it even when
     it blocks (a blocked plugin keeps its thread until it returns or the process ends)."""
     loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[Any] = loop.create_future()
+    outcome: asyncio.Future[EpisodeResult] = loop.create_future()
 
-    def deliver(setter: str, value: Any) -> None:
+    def deliver(setter: str, value: object) -> None:
         if not outcome.done():
             getattr(outcome, setter)(value)
 
     def target() -> None:
+        value: EpisodeResult | BaseException
         try:
             value = asyncio.run(coroutine)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting loop

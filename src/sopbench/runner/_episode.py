@@ -207,11 +207,11 @@ def count_requests(result: EpisodeResult, agent: Agent) -> None:
             setattr(result, name, value)
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _checked_turn(turn: Any, problems: list[str]) -> AgentTurn:
+def _checked_turn(turn: object, problems: list[str]) -> AgentTurn:
     """The agent's turn with text where text belongs: an agent (a plugin, say) that hands over
     anything else made a mistake, named here, instead of a transcript no scorer can read."""
     if not isinstance(turn, AgentTurn):

@@ -19,6 +19,7 @@ from typing import Any
 from sopbench.constraints import Rule, Single, Sop, singles
 from sopbench.domains import StrictSystem
 from sopbench.evaluation import PASSED, Judgement, ToolCall, Trace, judge_permission, judge_procedure
+from sopbench.tasks import Task
 
 from ._calls import PublishedCrash, ScoredCall
 from ._oracle_replay import STATUS_ERROR, OracleReplay, quoted
@@ -70,7 +71,7 @@ class ReplayOracle:
 
 # ---- permission -----------------------------------------------------------------------------------
 def goal_executed(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     statuses: Sequence[int],
     succeeded: Sequence[bool],

@@ -22,6 +22,7 @@ the server sent back (some servers echo the key they rejected; ``_secrets.py``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import re
@@ -129,7 +130,7 @@ class ChatEndpoint:
     async def open(self) -> None:
         for url in self.replicas:
             if url not in self._clients:
-                self._clients[url] = CLIENTS.acquire(self._pool_key(url), lambda u=url: self._new_client(u))
+                self._clients[url] = CLIENTS.acquire(self._pool_key(url), functools.partial(self._new_client, url))
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
