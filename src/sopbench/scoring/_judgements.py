@@ -100,7 +100,7 @@ def goal_executed(
 
 
 def judge_goal_permission(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     executed: bool,
@@ -134,7 +134,7 @@ def judge_goal_permission(
 
 
 # ---- the sound procedure --------------------------------------------------------------------------
-def task_sop(task: Any, tables: DomainTables) -> Sop:
+def task_sop(task: Task, tables: DomainTables) -> Sop:
     """The SOP a sound judgement holds the episode to: every tool's default, the task's for its goal."""
     rules = dict(tables.rules)
     goal = task.goal
@@ -185,7 +185,7 @@ def procedure_calls(domain: str, call: ToolCall) -> list[ToolCall]:
     )
 
 
-def procedure_sop(domain: str, task: Any | None = None) -> Sop:
+def procedure_sop(domain: str, task: Task | None = None) -> Sop:
     """The SOP the sound procedure judgement holds calls to: every tool's default SOP in ``domain``
     and, given a task, the task's own SOP for its goal (``task_sop``)."""
     tables = domain_tables(domain)
@@ -207,7 +207,7 @@ def _implied_helpers(
 
 
 def judge_sound_procedure(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     sop: Sop,
@@ -227,7 +227,7 @@ def judge_sound_procedure(
 
 # ---- justified refusal ----------------------------------------------------------------------------
 def refusal_revealed(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     oracle: StrictSystem,

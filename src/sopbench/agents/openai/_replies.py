@@ -140,7 +140,7 @@ def _usage(usage: Any) -> Usage:
     return Usage(count("prompt_tokens"), count("completion_tokens"))
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
