@@ -72,7 +72,7 @@ class ObservedFacts:
         return None
 
 
-def observed_truth(output: Any) -> bool | None:
+def observed_truth(output: object) -> bool | None:
     """A helper's answer as a truth value, or None when it is not a yes/no answer."""
     if isinstance(output, tuple) and len(output) == 2 and output[0] is True:
         output = output[1]
