@@ -1,0 +1,405 @@
+"""``sopbench run``: an agent on tasks, one episode per task and run, scored, stored and resumable."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Annotated
+
+import typer
+
+from ._app import app
+from ._contract import verb
+from ._generate import generation_progress
+from ._job import Job, UserError, current_job, err_console, out_console
+from ._options import AsJson, price_table_of, what_is
+
+
+@verb(
+    app,
+    epilog="Examples: sopbench run --agent reference --domain all --tasks ../shared/sopbench/tasks "
+    "--output runs/reference ; sopbench run --agent openai --base-url http://localhost:8000/v1 "
+    "--model qwen2.5 --domain bank --limit 20 --output runs/qwen",
+)
+def run(
+    agent: Annotated[
+        str, typer.Option(metavar="NAME", help="reference, refuse-all, no-verify, replay, openai, human (you play it), ...")
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="Run folder (results.sqlite); the same folder resumes."
+        ),
+    ],
+    domain: Annotated[
+        str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")
+    ] = "all",
+    tasks: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            show_default=False,
+            help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set).",
+        ),
+    ] = None,
+    tool_list: Annotated[
+        str, typer.Option(metavar="NAME", help="full (every tool an agent may call) or oracle.")
+    ] = "full",
+    user: Annotated[
+        str, typer.Option(metavar="NAME", help="none (the published fixed replies), scripted, llm, human (you play it), ...")
+    ] = "none",
+    limit: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")] = 8,
+    runs: Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")] = 1,
+    seed: Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")] = 0,
+    max_turns: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Messages per episode (published: 20).")
+    ] = 20,
+    max_actions: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
+    ] = 10,
+    episode_timeout: Annotated[
+        float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
+    ] = 600.0,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="URL",
+            show_default=False,
+            help="Agent: OpenAI-compatible endpoint; repeat it for replicas of one model (requests go "
+            "to the least busy one; a failing one is left out for a while).",
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(metavar="NAME", help="Agent: model name.")] = None,
+    tool_mode: Annotated[
+        str | None, typer.Option(metavar="MODE", help="Agent: fc, react or act-only.")
+    ] = None,
+    temperature: Annotated[
+        str | None,
+        typer.Option(
+            metavar="T",
+            show_default=False,
+            help="Agent: sampling temperature (published: 0), or 'default' to send none (o-series models).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            metavar="N",
+            show_default="512",
+            help="Agent: completion token limit per reply (published: 512), or 'none' to send no limit.",
+        ),
+    ] = None,
+    tool_choice: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CHOICE",
+            show_default="auto",
+            help="Agent (fc): tool_choice sent with the tools: auto, required or none.",
+        ),
+    ] = None,
+    compact_tools: Annotated[
+        bool,
+        typer.Option(
+            "--compact-tools",
+            help="Agent (react, act-only): the tool list as compact JSON (small-context models).",
+        ),
+    ] = False,
+    api_key_env: Annotated[
+        str | None, typer.Option(metavar="VAR", help="Agent: variable holding the API key.")
+    ] = None,
+    request_timeout: Annotated[
+        float | None, typer.Option(metavar="SECONDS", help="Agent: per request.")
+    ] = None,
+    max_retries: Annotated[int | None, typer.Option(metavar="N", help="Agent: retries per request.")] = None,
+    trajectories: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Agent (replay): a published trajectory file.")
+    ] = None,
+    user_base_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="User: OpenAI-compatible endpoint.")
+    ] = None,
+    user_model: Annotated[str | None, typer.Option(metavar="NAME", help="User: model name.")] = None,
+    user_api_key_env: Annotated[
+        str | None, typer.Option(metavar="VAR", help="User: variable holding the API key.")
+    ] = None,
+    user_script: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
+    ] = None,
+    baselines: Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")] = True,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            show_default=False,
+            help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
+        ),
+    ] = None,
+    env_mode: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE",
+            help="prompt (constraints listed; lenient system), program (the environment enforces them; no "
+            "listing, no internal_* tools) or guard (listed, and unverified service calls are not executed).",
+        ),
+    ] = "prompt",
+    shuffle_tools: Annotated[bool, typer.Option(help="Shuffle the offered tools (seeded per episode).")] = False,
+    constraint_format: Annotated[
+        str, typer.Option(metavar="FORMAT", help="How constraints are listed: structured or old (numbered).")
+    ] = "structured",
+    default_sop: Annotated[
+        str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
+    ] = "full",
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--import",
+            metavar="MODULE",
+            show_default=False,
+            help="Import a module that registers agents or users (repeatable).",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
+
+    Episodes follow the published loop (the task's user_prompt first; the user replies with the
+    known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
+    episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
+    finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain or
+    the model never replied in some episode (reported apart, not scored).
+    """
+    from sopbench.domains import PUBLISHED_DOMAINS
+    from sopbench.report import run_tables
+    from sopbench.runner import RunConfig, RunConfigError, StoreError, import_plugins, store_files
+    from sopbench.runner import run as run_agents
+
+    job = current_job()
+    try:
+        import_plugins(plugin or ())
+    except ImportError as exc:
+        raise UserError(f"--import: {exc}") from None
+    if tasks is None:  # the generated set holds the published domains: check before building it
+        unknown = [d for d in domain.split(",") if d.strip() and d.strip() not in (*PUBLISHED_DOMAINS, "all")]
+        if unknown:
+            raise UserError(
+                f"--domain: unknown domain {', '.join(unknown)}; known: all, {', '.join(PUBLISHED_DOMAINS)}"
+            )
+    price_table = price_table_of(prices)
+    if tasks is not None:
+        job.inputs([tasks], "--tasks")
+    for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
+        if path is not None:
+            job.inputs([path], option)
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output}: is {what_is(output)}; name a folder (it holds results.sqlite)")
+    job.output_folder(output, new_folders=True)  # a run creates its folder, parents included
+    job.inputs(store_files(output), "the run's store", must_exist=False)  # no output may replace it
+    agent_options = _given(
+        base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
+        model=model,
+        tool_mode=tool_mode,
+        temperature=_temperature(temperature),
+        max_tokens=_max_tokens(max_tokens),
+        tool_choice=tool_choice,
+        compact_tools=True if compact_tools else None,
+        api_key_env=api_key_env,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
+        trajectories=None if trajectories is None else str(trajectories),
+    )
+    if temperature == "default":  # passed as "not set": the model's own default applies
+        agent_options["temperature"] = None
+    if max_tokens is not None and max_tokens.strip().lower() == "none":  # passed: send no limit
+        agent_options["max_tokens"] = None
+    user_options = _given(
+        base_url=user_base_url,
+        model=user_model,
+        api_key_env=user_api_key_env,
+        script=None if user_script is None else str(user_script),
+    )
+    try:
+        config = RunConfig(
+            domains=domain,
+            agent=agent,
+            agent_options=agent_options,
+            user=user,
+            user_options=user_options,
+            tasks=tasks,
+            output=output,
+            tool_list=tool_list,
+            limit=limit,
+            concurrency=concurrency,
+            runs=runs,
+            seed=seed,
+            max_turns=max_turns,
+            max_actions=max_actions,
+            episode_timeout=episode_timeout,
+            baselines=baselines,
+            env_mode=env_mode,
+            shuffle_tools=shuffle_tools,
+            constraint_format=constraint_format,
+            default_sop=default_sop,
+        )
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise UserError(_first_error(exc)) from None
+    if "human" in (agent, user):  # a person plays a seat: one episode at a time, no time limit
+        config = config.model_copy(update={"concurrency": 1, "episode_timeout": None})
+    if tasks is None:  # every option checked first: building the generated set takes a while
+        try:
+            config.check_options()
+        except RunConfigError as exc:
+            raise UserError(str(exc)) from None
+        _default_task_set(job)  # built now, with a progress bar; the run plays it (tasks None)
+    progress = _EpisodeProgress(job, show="human" not in (agent, user))  # no bar under a person's prompts
+    try:
+        with progress:
+            report = run_agents(config, progress=progress.update)
+    except (RunConfigError, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    if report.usage is not None and price_table is not None:
+        from sopbench.statistics import with_cost
+
+        report.usage = with_cost(report.usage, model, price_table)
+    job.finish(f"{report.completed} of {report.episodes} episodes stored in {output}")
+    for damaged in report.damaged:
+        job.problem(damaged)
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
+    else:
+        if report.task_set is not None:
+            out_console().print(report.task_set.describe(), markup=False)
+        for table in run_tables(report, agent):
+            table.print(out_console())
+        out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
+    for reason in report.infra_reasons:
+        job.problem(reason, kind="infra_error")
+    for end, count in report.no_reply.items():
+        job.problem(
+            f"{count} episodes ended at the first request: {end} (the model never replied; not scored)",
+            kind="no_reply",
+        )
+    if report.timed_out_requests:
+        err_console().print(
+            f"{report.timed_out_requests} requests got no reply within --request-timeout and were sent "
+            "again (the server may have kept working on them: consider a lower --max-tokens)",
+            markup=False,
+        )
+    if report.infra_errors:
+        err_console().print(
+            f"{report.infra_errors} episodes ended in infra_error (not scored): run the same command to retry them",
+            markup=False,
+        )
+    elif report.episodes == 0:
+        job.nothing_to_do("no task matches --domain / --limit")
+
+
+def _default_task_set(job: Job) -> Path:
+    """The generated task set (built into the cache on first use, with a progress bar)."""
+    from sopbench.domains import PUBLISHED_DOMAINS
+    from sopbench.generation import default_tasks_dir, default_tasks_ready
+
+    if default_tasks_ready():
+        return default_tasks_dir()
+    err_console().print("building the generated task set (first use only; about 20 s)", markup=False)
+    with generation_progress(job, len(PUBLISHED_DOMAINS)) as on_goal:
+        return default_tasks_dir(progress=on_goal)
+
+
+
+def _temperature(text: str | None) -> float | None:
+    if text is None or text == "default":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError(f"--temperature {text}: give a number or 'default'") from None
+
+
+def _max_tokens(text: str | None) -> int | None:
+    if text is None or text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'") from None
+    if value <= 0:
+        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'")
+    return value
+
+
+def _given(**options: object) -> dict[str, object]:
+    """The options the user set (an agent's constructor gets only those)."""
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _first_error(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        return f"--{where.replace('_', '-')}: {error['msg']}"
+    return str(exc)
+
+
+class _EpisodeProgress:
+    """Episodes done, pass rate so far, infra errors and ETA on stderr (a bar on a terminal, a plain
+    line otherwise); the job's ``done`` line stays current so that Ctrl-C says how many episodes are
+    stored."""
+
+    def __init__(self, job: Job, *, show: bool = True) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from sopbench.runner import PlainProgress
+
+        self.job = job
+        console = err_console()
+        self.bar = Progress(
+            TextColumn("episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pass {task.fields[rate]}"),
+            TextColumn("infra errors {task.fields[errors]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not (show and console.is_terminal),
+        )
+        self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
+        # Without a terminal (nohup, CI, a pipe): a plain line every 30 s and every 5% of episodes.
+        self.plain = PlainProgress(sys.stderr) if show and not console.is_terminal else None
+
+    def __enter__(self) -> _EpisodeProgress:
+        self.bar.__enter__()
+        if self.plain is not None:
+            self.plain.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self.plain is not None:
+            self.plain.__exit__(kind, error, trace)
+        self.bar.__exit__(kind, error, trace)
+
+    def update(self, progress) -> None:
+        rate = progress.pass_rate
+        total = progress.total - progress.skipped
+        self.job.finish(
+            f"{progress.done} of {total} episodes finished and stored ({progress.skipped} stored before); "
+            "run the same command to resume"
+        )
+        self.bar.update(
+            self.handle,
+            total=total,
+            completed=progress.done,
+            rate="-" if rate is None else f"{100 * rate:.1f}%",
+            errors=progress.infra_errors,
+        )
+        if self.plain is not None:
+            self.plain.update(progress)
