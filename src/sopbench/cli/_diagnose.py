@@ -15,30 +15,31 @@ from ._job import UserError, current_job, out_console
 from ._options import DEFAULT_TASKS_DIR
 from ._sources import read_tasks
 
+SeedOption = Annotated[int, typer.Option(metavar="N", help="Seed of the constructed traces.")]
+PerKind = Annotated[int, typer.Option(metavar="N", min=1, help="Traces of each kind (built-in SOP).")]
+TasksOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DOMAINS",
+        show_default=False,
+        help="Also build traces over published tasks: all, or domains separated by commas.",
+    ),
+]
+TasksDir = Annotated[Path, typer.Option(metavar="DIR", help="Folder of <domain>_tasks.json[.gz] files.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the counts as one JSON document.")]
 
-# ---- diagnose ------------------------------------------------------------------------------------
+
 @verb(
     app,
     epilog="Examples: sopbench diagnose --seed 42;  "
     "sopbench diagnose --seed 42 --tasks all --tasks-dir ../shared/sopbench/tasks",
 )
 def diagnose(
-    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the constructed traces.")] = 42,
-    per_kind: Annotated[
-        int, typer.Option(metavar="N", min=1, help="Traces of each kind (built-in SOP).")
-    ] = 5,
-    tasks: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DOMAINS",
-            show_default=False,
-            help="Also build traces over published tasks: all, or domains separated by commas.",
-        ),
-    ] = None,
-    tasks_dir: Annotated[
-        Path, typer.Option(metavar="DIR", help="Folder of <domain>_tasks.json[.gz] files.")
-    ] = DEFAULT_TASKS_DIR,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as one JSON document.")] = False,
+    seed: SeedOption = 42,
+    per_kind: PerKind = 5,
+    tasks: TasksOption = None,
+    tasks_dir: TasksDir = DEFAULT_TASKS_DIR,
+    as_json: AsJson = False,
 ) -> None:
     """Self-check the evaluator on constructed traces whose verdicts are known in advance.
 
@@ -47,14 +48,15 @@ def diagnose(
     wrong user, forbidden execution, refusal, claimed success, extra reads), scored with the sound
     protocol. Exits 1 on any unexpected verdict, or when the task files hold no task.
     """
+    from sopbench.domains import select_domains
     from sopbench.evaluation import DiagnosticFailure
-    from sopbench.report import domains_of, load_domain_tasks, run_diagnosis
+    from sopbench.report import load_domain_tasks, run_diagnosis
 
     job = current_job()
     task_list = None
     if tasks:
         try:
-            domains = domains_of(tasks)
+            domains = select_domains(tasks)
         except ValueError as exc:
             raise UserError(f"--tasks {tasks}: {exc}") from None
         job.inputs([tasks_dir], "--tasks-dir")

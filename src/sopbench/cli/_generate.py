@@ -15,6 +15,40 @@ from ._app import app
 from ._contract import verb
 from ._job import Job, UserError, current_job, out_console
 
+DomainOption = Annotated[str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")]
+OutputFolder = Annotated[
+    Path,
+    typer.Option(
+        "--output", "-o", metavar="DIR", help="Folder for <domain>_tasks.json and <domain>_coverage.json."
+    ),
+]
+Seed = Annotated[int, typer.Option(metavar="S", help="The same seed gives byte-identical files.")]
+Goals = Annotated[
+    str | None, typer.Option(metavar="NAMES", show_default=False, help="Only these goals (comma-separated).")
+]
+PerAssignment = Annotated[
+    int, typer.Option(min=1, metavar="K", help="Distinct tasks made for each (variant, assignment).")
+]
+CompareWith = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="PATH",
+        show_default=False,
+        help="A published task file or folder to compare with, combination by combination.",
+    ),
+]
+HiddenPrerequisites = Annotated[
+    bool,
+    typer.Option(
+        "--include-hidden-prerequisites",
+        help="Also make the combinations excluded by design (refused only for a hidden prerequisite), "
+        "marked refused_only_for_hidden_prerequisite in the task file: no honest agent can pass them.",
+    ),
+]
+CoverageJson = Annotated[
+    bool, typer.Option("--json", help="Print the coverage reports as one JSON document.")
+]
+
 
 @verb(
     app,
@@ -22,40 +56,14 @@ from ._job import Job, UserError, current_job, out_console
     "--seed 7 --per-assignment 2 --compare ../shared/sopbench/tasks --output tasks",
 )
 def generate(
-    domain: Annotated[str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")],
-    output: Annotated[
-        Path,
-        typer.Option(
-            "--output", "-o", metavar="DIR", help="Folder for <domain>_tasks.json and <domain>_coverage.json."
-        ),
-    ],
-    seed: Annotated[int, typer.Option(metavar="S", help="The same seed gives byte-identical files.")] = 0,
-    goals: Annotated[
-        str | None,
-        typer.Option(metavar="NAMES", show_default=False, help="Only these goals (comma-separated)."),
-    ] = None,
-    per_assignment: Annotated[
-        int, typer.Option(min=1, metavar="K", help="Distinct tasks made for each (variant, assignment).")
-    ] = 1,
-    compare: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="PATH",
-            show_default=False,
-            help="A published task file or folder to compare with, combination by combination.",
-        ),
-    ] = None,
-    include_hidden_prerequisites: Annotated[
-        bool,
-        typer.Option(
-            "--include-hidden-prerequisites",
-            help="Also make the combinations excluded by design (refused only for a hidden prerequisite), "
-            "marked refused_only_for_hidden_prerequisite in the task file: no honest agent can pass them.",
-        ),
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the coverage reports as one JSON document.")
-    ] = False,
+    domain: DomainOption,
+    output: OutputFolder,
+    seed: Seed = 0,
+    goals: Goals = None,
+    per_assignment: PerAssignment = 1,
+    compare: CompareWith = None,
+    include_hidden_prerequisites: HiddenPrerequisites = False,
+    as_json: CoverageJson = False,
 ) -> None:
     """Generate tasks without an LLM: every SOP variant and outcome, realised by search, verified by the oracle.
 
@@ -68,28 +76,16 @@ def generate(
     reason it can check) is excluded by design and reported as such. Exits 0 when every other
     combination was realised, 1 when one that should have been was not (each is named, with its reason).
     """
-    from sopbench.domains import PUBLISHED_DOMAINS, domain_names, get_domain
+    from sopbench.domains import select_domains
     from sopbench.generation import generate as generate_tasks
-    from sopbench.generation import goals as goals_of
-    from sopbench.report import generation_table
+    from sopbench.report import summarise_generation
 
     job = current_job()
-    names = (
-        list(PUBLISHED_DOMAINS) if domain == "all" else [d.strip() for d in domain.split(",") if d.strip()]
-    )
-    known = set(domain_names())
-    unknown = [d for d in names if d not in known]
-    if unknown or not names:
-        raise UserError(
-            f"--domain: unknown domain {', '.join(unknown) or domain!r}; known: all, {', '.join(sorted(known))}"
-        )
-    wanted = [g.strip() for g in goals.split(",") if g.strip()] if goals else None
-    if wanted is not None:
-        offered = {g for d in names for g in goals_of(get_domain(d).catalogue)}
-        missing = [g for g in wanted if g not in offered]
-        if missing:
-            raise UserError(f"--goals: unknown goal {', '.join(missing)} in {', '.join(names)}")
-        names = [d for d in names if set(wanted) & set(goals_of(get_domain(d).catalogue))]
+    try:
+        names = select_domains(domain)
+    except ValueError as exc:
+        raise UserError(f"--domain: {exc}") from None
+    names, wanted = _with_goals(names, goals)
     if compare is not None:
         job.inputs([compare], "--compare")
         if compare.is_dir():
@@ -101,52 +97,35 @@ def generate(
     with generation_progress(job, len(names)) as on_goal:
         try:
             done = generate_tasks(
-                names,
-                output,
-                seed=seed,
-                goals=wanted,
-                per_assignment=per_assignment,
-                compare_with=compare,
-                progress=on_goal,
-                include_hidden_prerequisites=include_hidden_prerequisites,
+                names, output, seed=seed, goals=wanted, per_assignment=per_assignment, compare_with=compare,
+                progress=on_goal, include_hidden_prerequisites=include_hidden_prerequisites,
             )
         except KeyError as exc:  # a custom domain without a world database, say
             raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None
-    reports = []
-    for item in done:
-        report = item.result.report.as_dict()
-        report.pop("combinations")
-        if item.comparison is not None:
-            comparison = item.comparison.as_dict()
-            comparison.pop("rows")
-            report["comparison"] = comparison
-        report["tasks_file"] = str(item.tasks_file)
-        reports.append(report)
-        for u in report["unrealisable"]:
-            job.problem(
-                f"{report['domain']} {u['goal']} variant {u['variant']} "
-                f"(must {'succeed' if u['outcome'] else 'fail'}): {u['reason']}",
-                kind="unrealisable",
-            )
-    excluded = [(r["domain"], u) for r in reports for u in r["excluded"]]
-    notes = [
-        f"excluded by design: {d} {u['goal']} variant {u['variant']} (must "
-        f"{'succeed' if u['outcome'] else 'fail'}): refused only for a hidden prerequisite"
-        for d, u in excluded
-    ]
-    job.finish(f"{sum(r['tasks'] for r in reports)} tasks written to {output}")
+    summary = summarise_generation(done, compared=compare is not None)
+    for line in summary.unrealisable:
+        job.problem(line, kind="unrealisable")
+    job.finish(f"{summary.tasks} tasks written to {output}")
     if as_json:
-        sys.stdout.write(json.dumps({"domains": reports}, indent=2) + "\n")
-    else:
-        generation_table(reports, compared=compare is not None).print(out_console())
-        for note in notes:
-            out_console().print(note, markup=False)
-        made = sum(r["hidden_prerequisite_tasks"] for r in reports)
-        if made:
-            out_console().print(
-                f"{made} tasks refused only for a hidden prerequisite were made on request (marked)", markup=False
-            )
-        out_console().print(f"wrote {output}", markup=False)
+        sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n")
+        return
+    summary.table().print(out_console())
+    for note in summary.notes():
+        out_console().print(note, markup=False)
+    out_console().print(f"wrote {output}", markup=False)
+
+
+def _with_goals(domains: list[str], goals: str | None) -> tuple[list[str], list[str] | None]:
+    """The domains offering the goals of --goals (all of them without it), and those goals."""
+    from sopbench.generation import select_goals
+
+    if not goals:
+        return domains, None
+    wanted = [g.strip() for g in goals.split(",") if g.strip()]
+    try:
+        return select_goals(domains, wanted), wanted
+    except ValueError as exc:
+        raise UserError(f"--goals: {exc}") from None
 
 
 @contextmanager

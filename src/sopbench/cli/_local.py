@@ -12,6 +12,23 @@ from ._app import app
 from ._contract import verb
 from ._job import EXIT_PARTIAL, UserError, current_job, err_console, out_console
 
+PortOption = Annotated[
+    int, typer.Option(metavar="P", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")
+]
+ModelPath = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="GGUF",
+        show_default=False,
+        help="A GGUF model file (default: the bundled SmolLM2-135M-Instruct).",
+    ),
+]
+Ctx = Annotated[int, typer.Option(metavar="N", min=512, help="Context length in tokens.")]
+Threads = Annotated[
+    int | None,
+    typer.Option(metavar="N", min=1, show_default=False, help="CPU threads (default: every core)."),
+]
+
 
 @verb(
     app,
@@ -19,15 +36,10 @@ from ._job import EXIT_PARTIAL, UserError, current_job, err_console, out_console
     epilog="Examples: sopbench serve-local ; sopbench serve-local --port 8081 --model-path models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
 )
 def serve_local(
-    port: Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8080,
-    model_path: Annotated[
-        Path | None,
-        typer.Option(metavar="GGUF", show_default=False, help="A GGUF model file (default: the bundled SmolLM2-135M-Instruct)."),
-    ] = None,
-    ctx: Annotated[int, typer.Option(metavar="N", min=512, help="Context length in tokens.")] = 16384,
-    threads: Annotated[
-        int | None, typer.Option(metavar="N", min=1, show_default=False, help="CPU threads (default: every core).")
-    ] = None,
+    port: PortOption = 8080,
+    model_path: ModelPath = None,
+    ctx: Ctx = 16384,
+    threads: Threads = None,
 ) -> None:
     """Serve a local model through llama.cpp's OpenAI-compatible server, for `run --agent openai`.
 
@@ -52,6 +64,8 @@ def serve_local(
             out_console().print(line, markup=False, soft_wrap=True)
         sys.stdout.flush()
         code = server.wait()  # until Ctrl-C or SIGTERM (raised here by the verb's contract)
-        raise UserError(f"the server exited by itself with code {code}: {server.last_log_line()}", EXIT_PARTIAL)
+        raise UserError(
+            f"the server exited by itself with code {code}: {server.last_log_line()}", EXIT_PARTIAL
+        )
     finally:
         server.stop()  # the whole process group, whatever ended the wait

@@ -3,6 +3,7 @@ failure a ``UserError`` naming the option)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -133,6 +134,12 @@ def price_table_of(path: Path | None):
         raise UserError(f"--prices {path}: {exc}") from None
 
 
-
 def what_is(path: Path) -> str:
     return "a file" if path.is_file() else "not a folder"
+
+
+def choice(option: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` when it is one of ``choices``; else a ``UserError`` listing them."""
+    if value not in choices:
+        raise UserError(f"{option} {value}: choose {', '.join(choices[:-1])} or {choices[-1]}")
+    return value

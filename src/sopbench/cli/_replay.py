@@ -9,7 +9,6 @@ from ._options import AsJson, Output, Paths
 from ._sources import runs_to_jsonl
 
 
-# ---- replay --------------------------------------------------------------------------------------
 @verb(app, epilog="Example: sopbench replay ../shared/sopbench/trajectories --output replay.jsonl")
 def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
     """Re-execute recorded tool calls on fresh lenient systems and compare with the recordings.

@@ -13,7 +13,6 @@ from ._app import app
 from ._contract import verb
 from ._job import UserError, current_job, err_console, out_console
 from ._options import (
-    DEFAULT_TASKS_DIR,
     RUN_CHOICES,
     AsJson,
     BankCards,
@@ -26,13 +25,26 @@ from ._options import (
     Sources,
     breakdowns_of,
     card_choice,
+    choice,
     chosen_protocol,
     price_table_of,
 )
-from ._sources import find_sources, nothing_found, read_tasks, runs_to_jsonl
+from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors, runs_to_jsonl
+
+RunsOption = Annotated[
+    str,
+    typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published)."),
+]
+PricesOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        show_default=False,
+        help="TOML or JSON: USD per million input/output tokens per model; adds cost_usd to live runs.",
+    ),
+]
 
 
-# ---- evaluate ------------------------------------------------------------------------------------
 @verb(
     app,
     epilog="Example: sopbench evaluate ../shared/sopbench/trajectories --protocol sopbench "
@@ -45,20 +57,10 @@ def evaluate(
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
     require_justified_refusal: JustifiedRefusal = False,
-    runs: Annotated[
-        str,
-        typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published)."),
-    ] = "all",
+    runs: RunsOption = "all",
     bank_cards: BankCards = None,
     by: By = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            show_default=False,
-            help="TOML or JSON: USD per million input/output tokens per model; adds cost_usd to live runs.",
-        ),
-    ] = None,
+    prices: PricesOption = None,
     as_json: AsJson = False,
 ) -> None:
     """Score recorded trajectories and read run folders: one verdict per run, then a summary per
@@ -76,40 +78,55 @@ def evaluate(
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
-    if runs not in RUN_CHOICES:
-        raise UserError(f"--runs {runs}: choose all or first")
+    choice("--runs", runs, RUN_CHOICES)
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
     price_table = price_table_of(prices)
 
     def produce(sources, write, advance):
-        from sopbench.report import RunFolderError
-
-        try:
-            result = _evaluate(sources, write, advance)
-        except RunFolderError as exc:
-            raise UserError(str(exc)) from None
+        with run_folder_errors():
+            result = evaluate_files(
+                sources.files, chosen, write, run_folders=sources.run_folders, by=breakdowns,
+                prices=price_table, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+                progress=advance, on_problem=job.problem,
+            )
         return result, result.runs_scored
-
-    def _evaluate(sources, write, advance):
-        return evaluate_files(
-            sources.files,
-            chosen,
-            write,
-            run_folders=sources.run_folders,
-            by=breakdowns,
-            prices=price_table,
-            runs=runs,
-            credit_cards=cards,
-            justify_refusal=require_justified_refusal,
-            progress=advance,
-            on_problem=job.problem,
-        )
 
     runs_to_jsonl(paths, output, as_json, "scored", produce, run_folders=True)
 
 
-# ---- leaderboard ---------------------------------------------------------------------------------
+OutputFormat = Annotated[
+    str, typer.Option("--format", metavar="markdown|csv|json", help="The document printed.")
+]
+CompareProtocols = Annotated[
+    bool, typer.Option("--compare", help="Add sound vs sopbench per domain, and what each quirk flips.")
+]
+TasksDir = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="DIR",
+        show_default=False,
+        help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
+        "exists, else the tasks inside the records).",
+    ),
+]
+MinCases = Annotated[
+    int, typer.Option(metavar="N", min=0, help="Rows with fewer cases are listed apart, not ranked.")
+]
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the table; - is stdout.")
+]
+PassHatK = Annotated[
+    bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
+]
+LeaderboardRunsOption = Annotated[
+    str,
+    typer.Option(
+        metavar="all|first", help="Every run of each task (mean pass rate), or the first (as published)."
+    ),
+]
+
+
 @verb(
     app,
     epilog="Example: sopbench leaderboard ../shared/sopbench/trajectories --protocol sopbench "
@@ -120,36 +137,15 @@ def leaderboard(
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
-    output_format: Annotated[
-        str, typer.Option("--format", metavar="markdown|csv|json", help="The document printed.")
-    ] = "markdown",
-    compare_protocols: Annotated[
-        bool, typer.Option("--compare", help="Add sound vs sopbench per domain, and what each quirk flips.")
-    ] = False,
-    tasks_dir: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="DIR",
-            show_default=False,
-            help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
-            "exists, else the tasks inside the records).",
-        ),
-    ] = None,
+    output_format: OutputFormat = "markdown",
+    compare_protocols: CompareProtocols = False,
+    tasks_dir: TasksDir = None,
     bank_cards: BankCards = None,
     require_justified_refusal: JustifiedRefusal = False,
-    min_cases: Annotated[
-        int, typer.Option(metavar="N", min=0, help="Rows with fewer cases are listed apart, not ranked.")
-    ] = 20,
-    output: Annotated[
-        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the table; - is stdout.")
-    ] = Path("-"),
-    pass_hat_k: Annotated[
-        bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
-    ] = False,
-    runs: Annotated[
-        str,
-        typer.Option(metavar="all|first", help="Every run of each task (mean pass rate), or the first (as published)."),
-    ] = "all",
+    min_cases: MinCases = 20,
+    output: OutputOption = Path("-"),
+    pass_hat_k: PassHatK = False,
+    runs: LeaderboardRunsOption = "all",
     by: By = None,
 ) -> None:
     """The published leaderboard recomputed from trajectory files and run folders.
@@ -163,64 +159,34 @@ def leaderboard(
     so that Overall rates are compared over the same domains; rows with fewer than --min-cases
     cases are listed apart below the table.
     """
-    from sopbench.report import (
-        LEADERBOARD_FORMATS,
-        build_leaderboard,
-        records_without_trajectory,
-        render_leaderboard,
-    )
-    from sopbench.tasks import iter_all_tasks
+    from sopbench.report import build_leaderboard, records_without_trajectory, render_leaderboard
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
-    if output_format not in LEADERBOARD_FORMATS:
-        raise UserError(f"--format {output_format}: choose markdown, csv or json")
-    if runs not in RUN_CHOICES:
-        raise UserError(f"--runs {runs}: choose all or first")
-    if compare_protocols and output_format == "csv":
-        raise UserError(
-            "--compare does not fit in one CSV table: use --format json (one document) or markdown"
-        )
+    _check_leaderboard_choices(output_format, runs, compare_protocols)
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
     sources = find_sources(paths)
-    files = sources.files
     target = job.output(output)
-    if tasks_dir is not None:
-        job.inputs([tasks_dir], "--tasks-dir")
-    folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
-    baseline_tasks = None
-    if tasks_dir is not None or folder.is_dir():
-        baseline_tasks = read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
+    folder, tasks = baseline_tasks(tasks_dir)
     if not len(sources):
         nothing_found(paths)
         return
-    if baseline_tasks is None:
+    if tasks is None:
         err_console().print(
             f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
         )
     passes = 2 if compare_protocols else 1
-    from sopbench.report import RunFolderError
-
-    with job.progress(passes * len(files) + len(sources.run_folders), "scored") as advance:
-        try:
-            report = build_leaderboard(
-                files,
-                chosen,
-                run_folders=sources.run_folders,
-                runs=runs,
-                pass_hat_k=pass_hat_k,
-                by=breakdowns,
-                tasks=baseline_tasks,
-                credit_cards=cards,
-                justify_refusal=require_justified_refusal,
-                compare_protocols=compare_protocols,
-                min_cases=min_cases,
-                progress=advance,
-                on_problem=job.problem,
-            )
-        except RunFolderError as exc:
-            raise UserError(str(exc)) from None
+    with (
+        job.progress(passes * len(sources.files) + len(sources.run_folders), "scored") as advance,
+        run_folder_errors(),
+    ):
+        report = build_leaderboard(
+            sources.files, chosen, run_folders=sources.run_folders, runs=runs, pass_hat_k=pass_hat_k,
+            by=breakdowns, tasks=tasks, credit_cards=cards, justify_refusal=require_justified_refusal,
+            compare_protocols=compare_protocols, min_cases=min_cases, progress=advance,
+            on_problem=job.problem,
+        )
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
         err_console().print(named, markup=False)
@@ -230,7 +196,32 @@ def leaderboard(
         err_console().print(f"wrote {target}", markup=False)
 
 
-# ---- compare -------------------------------------------------------------------------------------
+def _check_leaderboard_choices(output_format: str, runs: str, compare_protocols: bool) -> None:
+    from sopbench.report import LEADERBOARD_FORMATS
+
+    choice("--format", output_format, LEADERBOARD_FORMATS)
+    choice("--runs", runs, RUN_CHOICES)
+    if compare_protocols and output_format == "csv":
+        raise UserError("--compare does not fit in one CSV table: use --format json (one document) or markdown")
+
+
+A = Annotated[Path, typer.Argument(metavar="A", help="A run folder, trajectory file or folder of them.")]
+B = Annotated[Path, typer.Argument(metavar="B", help="The same for the other side.")]
+ConfigA = Annotated[
+    str | None,
+    typer.Option(
+        metavar="FILTER",
+        show_default=False,
+        help="Choose A's configuration: key=value pairs (agent, model, tool_mode, tool_list, user) "
+        "separated by commas, or a text of its name.",
+    ),
+]
+ConfigB = Annotated[
+    str | None, typer.Option(metavar="FILTER", show_default=False, help="Choose B's configuration.")
+]
+AsJsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+
+
 @verb(
     app,
     epilog="Examples: sopbench compare runs/reference runs/no-verify ;  sopbench compare "
@@ -238,28 +229,16 @@ def leaderboard(
     "--config-a model=gpt-4o,tool_mode=fc,tool_list=full --config-b model=gpt-4o-mini,tool_mode=fc,tool_list=full",
 )
 def compare(
-    a: Annotated[Path, typer.Argument(metavar="A", help="A run folder, trajectory file or folder of them.")],
-    b: Annotated[Path, typer.Argument(metavar="B", help="The same for the other side.")],
+    a: A,
+    b: B,
     protocol: ProtocolName = "sound",
     quirk: QuirkOn = None,
     no_quirk: QuirkOff = None,
-    config_a: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILTER",
-            show_default=False,
-            help="Choose A's configuration: key=value pairs (agent, model, tool_mode, tool_list, user) "
-            "separated by commas, or a text of its name.",
-        ),
-    ] = None,
-    config_b: Annotated[
-        str | None, typer.Option(metavar="FILTER", show_default=False, help="Choose B's configuration.")
-    ] = None,
+    config_a: ConfigA = None,
+    config_b: ConfigB = None,
     by: By = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
-    output_format: Annotated[
-        str, typer.Option("--format", metavar="markdown|csv|json", help="The document printed.")
-    ] = "markdown",
+    as_json: AsJsonOption = False,
+    output_format: OutputFormat = "markdown",
 ) -> None:
     """Compare two agents on the same tasks: runs paired by task id and run.
 
@@ -275,8 +254,7 @@ def compare(
     chosen = chosen_protocol(protocol, quirk, no_quirk)
     if as_json:
         output_format = "json"
-    if output_format not in COMPARE_FORMATS:
-        raise UserError(f"--format {output_format}: choose markdown, csv or json")
+    choice("--format", output_format, COMPARE_FORMATS)
     breakdowns = breakdowns_of(by)
     sides = [find_sources([path]) for path in (a, b)]
     for path, side in zip((a, b), sides, strict=True):
@@ -285,8 +263,8 @@ def compare(
     with job.progress(sum(len(side) for side in sides), "read") as advance:
         try:
             report = compare_sources(
-                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns,
-                progress=advance, on_problem=job.problem,
+                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns, progress=advance,
+                on_problem=job.problem,
             )
         except (CompareError, RunFolderError) as exc:
             raise UserError(str(exc)) from None
@@ -302,14 +280,16 @@ def compare(
         job.nothing_to_do("A and B share no task and run")
 
 
-# ---- quirks --------------------------------------------------------------------------------------
+QuirksAsJsonOption = Annotated[bool, typer.Option("--json", help="Print them as one JSON document.")]
+
+
 @verb(
     app,
     name="quirks",
     epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl",
 )
 def quirks(
-    as_json: Annotated[bool, typer.Option("--json", help="Print them as one JSON document.")] = False,
+    as_json: QuirksAsJsonOption = False,
 ) -> None:
     """The named quirks of the published evaluator, for --quirk and --no-quirk.
 

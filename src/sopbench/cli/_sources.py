@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
-from sopbench.tasks import LoadError
+from sopbench.tasks import LoadError, Task
 
 from ._job import OutputTarget, UserError, current_job, err_console, out_console
+from ._options import DEFAULT_TASKS_DIR
 
 
 def read_tasks(option: str, where: Path, load):
@@ -19,7 +22,6 @@ def read_tasks(option: str, where: Path, load):
         return load()
     except LoadError as exc:
         raise UserError(f"{option} {where}: {exc}") from None
-
 
 
 def trajectory_files(paths: list[Path]) -> list[Path]:
@@ -100,3 +102,27 @@ def show_summary(result, target: OutputTarget, as_json: bool) -> None:
     for note in result.notes():
         console.print(note, markup=False)
     console.print(f"wrote {target}", markup=False)
+
+
+def baseline_tasks(tasks_dir: Path | None) -> tuple[Path, list[Task] | None]:
+    """The folder of task files for the baseline rows (--tasks-dir, declared as an input, else the
+    published tasks when they are there) and its tasks; None when neither is given nor there."""
+    from sopbench.tasks import iter_all_tasks
+
+    folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
+    if tasks_dir is not None:
+        current_job().inputs([tasks_dir], "--tasks-dir")
+    if tasks_dir is None and not folder.is_dir():
+        return folder, None
+    return folder, read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
+
+
+@contextmanager
+def run_folder_errors() -> Iterator[None]:
+    """A run folder that cannot be read is the user's to fix: one line, exit 2."""
+    from sopbench.report import RunFolderError
+
+    try:
+        yield
+    except RunFolderError as exc:
+        raise UserError(str(exc)) from None

@@ -13,24 +13,36 @@ from ._contract import verb
 from ._job import UserError, current_job
 from ._options import what_is
 
+File = Annotated[
+    Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
+]
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", metavar="DIR", help="One run folder per configuration: DIR/<name>/.")
+]
+Executor = Annotated[
+    str, typer.Option(metavar="NAME", help="local (this process) or ray (episodes as Ray tasks).")
+]
+Address = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ADDR",
+        show_default=False,
+        help="ray: the cluster to join (auto: this machine's); default: a new local instance.",
+    ),
+]
+OutputFormat = Annotated[str, typer.Option("--format", metavar="FORMAT", help="markdown, csv or json.")]
+
 
 @verb(
     app,
     epilog="Example: sopbench sweep examples/sweeps/builtin.toml --output sweeps/builtin",
 )
 def sweep(
-    file: Annotated[Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")],
-    output: Annotated[
-        Path, typer.Option("--output", "-o", metavar="DIR", help="One run folder per configuration: DIR/<name>/.")
-    ],
-    executor: Annotated[
-        str, typer.Option(metavar="NAME", help="local (this process) or ray (episodes as Ray tasks).")
-    ] = "local",
-    address: Annotated[
-        str | None,
-        typer.Option(metavar="ADDR", show_default=False, help="ray: the cluster to join (auto: this machine's); default: a new local instance."),
-    ] = None,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="markdown, csv or json.")] = "markdown",
+    file: File,
+    output: OutputOption,
+    executor: Executor = "local",
+    address: Address = None,
+    output_format: OutputFormat = "markdown",
 ) -> None:
     """Run every configuration of a sweep file (each resumable), then the leaderboard over them all.
 
@@ -59,7 +71,9 @@ def sweep(
         raise UserError("--address needs --executor ray")
     job.inputs([file], "SWEEP.toml")
     if output.exists() and not output.is_dir():
-        raise UserError(f"--output {output}: is {what_is(output)}; name a folder (it holds one run folder per configuration)")
+        raise UserError(
+            f"--output {output}: is {what_is(output)}; name a folder (it holds one run folder per configuration)"
+        )
     job.output_folder(output, new_folders=True)
     target = job.output(None, "stdout")
     try:
@@ -72,6 +86,9 @@ def sweep(
     assert report.leaderboard is not None
     incomplete = [name for name, r in report.reports.items() if not r.complete]
     for name in incomplete:
-        job.problem(f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)", kind="infra_error")
+        job.problem(
+            f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)",
+            kind="infra_error",
+        )
     job.finish(f"{len(report.reports)} configurations in {output}")
     job.write_text(target, render_leaderboard(report.leaderboard, output_format))

@@ -5,14 +5,34 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._app import app
 from ._contract import show_problems, verb
-from ._job import UserError, current_job, err_console, out_console
+from ._job import Job, UserError, current_job, err_console, out_console
 from ._options import ProtocolName, chosen_protocol
+
+if TYPE_CHECKING:
+    import socket
+
+    from sopbench.scoring import Protocol
+    from sopbench.view import EpisodeIndex
+
+SourcesOption = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="SOURCE",
+        help="Run folders of sopbench run, trajectory files (.json, .json.gz) or folders of them.",
+        show_default=False,
+    ),
+]
+PortOption = Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port (0: any free one).")]
+HostOption = Annotated[
+    str,
+    typer.Option(metavar="ADDRESS", help="Address to listen on; anything but 127.0.0.1 is warned about."),
+]
 
 
 @verb(
@@ -21,19 +41,9 @@ from ._options import ProtocolName, chosen_protocol
     "Ctrl-C stops it, exit code 130)",
 )
 def view(
-    sources: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="SOURCE",
-            help="Run folders of sopbench run, trajectory files (.json, .json.gz) or folders of them.",
-            show_default=False,
-        ),
-    ],
-    port: Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port (0: any free one).")] = 8765,
-    host: Annotated[
-        str,
-        typer.Option(metavar="ADDRESS", help="Address to listen on; anything but 127.0.0.1 is warned about."),
-    ] = "127.0.0.1",
+    sources: SourcesOption,
+    port: PortOption = 8765,
+    host: HostOption = "127.0.0.1",
     protocol: ProtocolName = "sound",
 ) -> None:
     """A local web viewer of episodes: filter the list, read an episode next to its SOP's graph.
@@ -44,7 +54,7 @@ def view(
     and the database difference against the oracle. Stop it with Ctrl-C (exit code 130).
     """
     try:
-        from sopbench.view import EpisodeIndex, SourceError, load_sources, source_files
+        from sopbench.view import SourceError, source_files
         from sopbench.view.server import bind, create_app, is_loopback, serve, url_of
     except ImportError as exc:
         raise UserError(
@@ -60,29 +70,9 @@ def view(
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
-    errors = err_console()
-    started = time.perf_counter()
-    errors.print(f"reading and scoring {len(units)} sources ...", markup=False)
-    try:
-        with job.progress(len(units), "read and scored") as advance:
-            loaded = load_sources(units, chosen, advance)
-    except BaseException as exc:
-        sock.close()
-        if isinstance(exc, SourceError):
-            raise UserError(str(exc)) from None
-        raise
-    for problem in loaded.problems:
-        job.problem(problem)
-    # Shown now: the viewer ends with Ctrl-C, after which the contract prints no list of problems.
-    show_problems(errors, job.problems, None)
-    index = EpisodeIndex(loaded.episodes)
-    errors.print(
-        f"{len(index.episodes)} episodes from {loaded.files} sources, scored ({chosen.name}) and indexed "
-        f"in {time.perf_counter() - started:.1f} s",
-        markup=False,
-    )
+    index = _read_and_score(job, units, chosen, sock)
     if not is_loopback(host):
-        errors.print(
+        err_console().print(
             f"warning: --host {host} lets other machines on the network read these episodes", markup=False
         )
     url = url_of(sock)
@@ -97,3 +87,31 @@ def view(
         sock,
         ready,
     )
+
+
+def _read_and_score(job: Job, units: list[Path], chosen: Protocol, sock: socket.socket) -> EpisodeIndex:
+    """Every episode of the sources, scored and indexed (the socket is closed if that fails); the
+    problems are shown now: the viewer ends with Ctrl-C, after which the contract lists none."""
+    from sopbench.view import EpisodeIndex, SourceError, load_sources
+
+    errors = err_console()
+    started = time.perf_counter()
+    errors.print(f"reading and scoring {len(units)} sources ...", markup=False)
+    try:
+        with job.progress(len(units), "read and scored") as advance:
+            loaded = load_sources(units, chosen, advance)
+    except BaseException as exc:
+        sock.close()
+        if isinstance(exc, SourceError):
+            raise UserError(str(exc)) from None
+        raise
+    for problem in loaded.problems:
+        job.problem(problem)
+    show_problems(errors, job.problems, None)
+    index = EpisodeIndex(loaded.episodes)
+    errors.print(
+        f"{len(index.episodes)} episodes from {loaded.files} sources, scored ({chosen.name}) and indexed "
+        f"in {time.perf_counter() - started:.1f} s",
+        markup=False,
+    )
+    return index
