@@ -5,8 +5,9 @@ errors, ``--problems``).
 
 One module per verb or family of verbs: ``_diagnose``, ``_replay``, ``_score`` (evaluate,
 leaderboard, compare, quirks), ``_generate``, ``_run``, ``_sweep``, ``_export``, ``_report``,
-``_view``, ``_local`` (serve-local); shared option types in ``_options``, what verbs read and the
-JSON Lines they write in ``_sources``, the contract in ``_job`` and ``_contract``.
+``_view``, ``_local`` (serve-local); shared option types and checks in ``_options``, what verbs
+read and the JSON Lines they write in ``_sources``, progress of the long verbs in ``_progress``, the
+contract in ``_job`` and ``_contract``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +11,8 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job, out_console
+from ._job import UserError, current_job, out_console
+from ._progress import generation_progress
 
 DomainOption = Annotated[str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")]
 OutputFolder = Annotated[
@@ -126,20 +125,3 @@ def _with_goals(domains: list[str], goals: str | None) -> tuple[list[str], list[
         return select_goals(domains, wanted), wanted
     except ValueError as exc:
         raise UserError(f"--goals: {exc}") from None
-
-
-@contextmanager
-def generation_progress(job: Job, domains: int) -> Iterator[Callable[[str, str], None]]:
-    """The ``progress(domain, goal)`` callback of generation, as one bar step per finished domain."""
-    started: list[str] = []
-    with job.progress(domains, "generated", unit="domains") as advance:
-
-        def on_goal(domain: str, goal: str) -> None:
-            if domain not in started:
-                if started:
-                    advance(started[-1])
-                started.append(domain)
-
-        yield on_goal
-        if started:
-            advance(started[-1])

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ._app import app
 from ._contract import verb
-from ._generate import generation_progress
 from ._job import Job, UserError, current_job, err_console, out_console
 from ._options import AsJson, price_table_of, what_is
+from ._progress import EpisodeProgress, default_task_set
 
 if TYPE_CHECKING:
     from sopbench.runner import RunConfig, RunReport
@@ -286,8 +285,8 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
     try:
         if config.tasks is None:
             config.check_options()
-            _default_task_set(job)  # built now; the run plays it (tasks None)
-        with _EpisodeProgress(job, show=show_progress) as progress:
+            default_task_set(job)  # built now; the run plays it (tasks None)
+        with EpisodeProgress(job, show=show_progress) as progress:
             return run_agents(config, progress=progress.update)
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
@@ -328,18 +327,6 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         )
     elif report.episodes == 0:
         job.nothing_to_do("no task matches --domain / --limit")
-
-
-def _default_task_set(job: Job) -> Path:
-    """The generated task set (built into the cache on first use, with a progress bar)."""
-    from sopbench.domains import PUBLISHED_DOMAINS
-    from sopbench.generation import default_tasks_dir, default_tasks_ready
-
-    if default_tasks_ready():
-        return default_tasks_dir()
-    err_console().print("building the generated task set (first use only; about 20 s)", markup=False)
-    with generation_progress(job, len(PUBLISHED_DOMAINS)) as on_goal:
-        return default_tasks_dir(progress=on_goal)
 
 
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
@@ -383,62 +370,3 @@ def _first_error(exc: Exception) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "settings"
         return f"--{where.replace('_', '-')}: {error['msg']}"
     return str(exc)
-
-
-class _EpisodeProgress:
-    """Episodes done, pass rate so far, infra errors and ETA on stderr (a bar on a terminal, a plain
-    line otherwise); the job's ``done`` line stays current so that Ctrl-C says how many episodes are
-    stored."""
-
-    def __init__(self, job: Job, *, show: bool = True) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        from sopbench.runner import PlainProgress
-
-        self.job = job
-        console = err_console()
-        self.bar = Progress(
-            TextColumn("episodes"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("pass {task.fields[rate]}"),
-            TextColumn("infra errors {task.fields[errors]}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-            disable=not (show and console.is_terminal),
-        )
-        self.handle = self.bar.add_task("episodes", total=None, rate="-", errors=0)
-        # Without a terminal (nohup, CI, a pipe): a plain line every 30 s and every 5% of episodes.
-        self.plain = PlainProgress(sys.stderr) if show and not console.is_terminal else None
-
-    def __enter__(self) -> _EpisodeProgress:
-        self.bar.__enter__()
-        if self.plain is not None:
-            self.plain.__enter__()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if self.plain is not None:
-            self.plain.__exit__(kind, error, trace)
-        self.bar.__exit__(kind, error, trace)
-
-    def update(self, progress) -> None:
-        rate = progress.pass_rate
-        total = progress.total - progress.skipped
-        self.job.finish(
-            f"{progress.done} of {total} episodes finished and stored ({progress.skipped} stored before); "
-            "run the same command to resume"
-        )
-        self.bar.update(
-            self.handle,
-            total=total,
-            completed=progress.done,
-            rate="-" if rate is None else f"{100 * rate:.1f}%",
-            errors=progress.infra_errors,
-        )
-        if self.plain is not None:
-            self.plain.update(progress)
