@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sopbench.generation import Generated
+from typing import TYPE_CHECKING, Any
 
 from ._table import TextTable
+
+if TYPE_CHECKING:  # only generate reads it: the other verbs do not load the generator
+    from sopbench.generation import Generated
 
 COMPARISON_COLUMNS = {
     "published combos": "covered_by_published",
