@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sopbench.tasks import LoadError
 
 from ._job import UserError, current_job
+
+if TYPE_CHECKING:
+    from sopbench.report import CardChoice
+    from sopbench.scoring import Protocol
 
 DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
 RUN_CHOICES = ("all", "first")
@@ -82,7 +86,7 @@ JustifiedRefusal = Annotated[
 
 
 # ---- shared option handling ----------------------------------------------------------------------
-def chosen_protocol(name: str, enable: list[str] | None, disable: list[str] | None):
+def chosen_protocol(name: str, enable: list[str] | None, disable: list[str] | None) -> Protocol:
     from sopbench.scoring import protocol_by_name
 
     try:
@@ -95,7 +99,7 @@ def chosen_protocol(name: str, enable: list[str] | None, disable: list[str] | No
         raise UserError(f"--quirk/--no-quirk: {exc} (list them with: sopbench quirks)") from None
 
 
-def card_choice(csv_path: Path | None):
+def card_choice(csv_path: Path | None) -> CardChoice | None:
     """The per-file bank card reading from --bank-cards (checked whole before any output is touched)."""
     if csv_path is None:
         return None
@@ -121,7 +125,7 @@ def breakdowns_of(by: list[str] | None) -> list[str]:
     return chosen
 
 
-def price_table_of(path: Path | None):
+def price_table_of(path: Path | None) -> dict[str, tuple[float, float]] | None:
     """The --prices table (checked whole before any output is touched)."""
     if path is None:
         return None

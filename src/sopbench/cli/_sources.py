@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from ._job import OutputTarget, UserError, current_job, err_console, out_console
 from ._options import DEFAULT_TASKS_DIR
 
 
-def read_tasks(option: str, where: Path, load):
+def read_tasks(option: str, where: Path, load: Callable[[], list[Task]]) -> list[Task]:
     """Tasks from ``load()``; a task file that cannot be read is the user's to fix (one line, exit 2)."""
     try:
         return load()
