@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "sopbench"
 MAX_LINES = 420  # "about 400": a few lines of slack, not a second budget
 DOMAIN_DATA = ("tools.py", "constraints.py")
-WAITING_FOR_A_SPLIT = {"cli.py", "_output.py", "generation/_realise.py"}
+WAITING_FOR_A_SPLIT = {"generation/_realise.py"}
 
 
 def test_no_module_is_longer_than_about_400_lines() -> None:

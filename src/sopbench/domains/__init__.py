@@ -7,8 +7,6 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
-from collections.abc import Iterable
-
 from sopbench.evaluation import canonical_json
 
 from ._catalogue import Catalogue, ToolSignature, parameter_problem
@@ -46,7 +44,15 @@ from ._oracle import (
     run_reference_path,
     task_oracle,
 )
-from ._registry import UnknownDomain, domain_names, get_domain, register_domain
+from ._registry import PUBLISHED_DOMAINS, UnknownDomain, domain_names, get_domain, register_domain
+from ._selection import (
+    ALL_DOMAINS,
+    UnknownDomainSelection,
+    domain_selection,
+    known_domains,
+    ordered_domains,
+    select_domains,
+)
 from ._simulator import (
     EXIT_TOOL,
     MAX_CALLS,
@@ -76,16 +82,12 @@ from ._system import (
     tool_not_found_text,
 )
 
-PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
-
-
-def ordered_domains(names: Iterable[str]) -> list[str]:
-    """``names`` once each in the order every table and run uses: the published domains in their
-    published order, then any other (custom) domain by name."""
-    present = set(names)
-    return [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
-
 __all__ = [
+    "ALL_DOMAINS",
+    "UnknownDomainSelection",
+    "domain_selection",
+    "known_domains",
+    "select_domains",
     "EXIT_TOOL",
     "MAX_CALLS",
     "MAX_MESSAGES",
