@@ -21,7 +21,7 @@ from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progre
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
 from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
-from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run
+from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
@@ -94,6 +94,7 @@ __all__ = [
     "record_json",
     "row_score",
     "run",
+    "run_many",
     "run_episode",
     "score_finished_episode",
     "select_tasks",
