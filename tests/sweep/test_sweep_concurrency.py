@@ -16,7 +16,7 @@ from sopbench.cli import app
 from sopbench.runner import read_run_folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
-from chat_server import ChatServer, benchmark_model  # noqa: E402
+from chat_server import ChatServer, benchmark_model, error  # noqa: E402
 
 
 class CountingServer(ChatServer):
@@ -82,3 +82,37 @@ tool_modes = ["fc"]
     assert shared.most == 2  # a1 and a2 together never had more than the limit at their endpoint
     assert other.most == 4  # b ran all its episodes at once
     assert other.first < shared.last  # beside a1 and a2, not after them
+
+
+def test_a_refusing_endpoint_stops_its_configuration_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "loopback")
+    with ChatServer(lambda _request: error(401, "bad key")) as refusing, CountingServer() as working:
+        sweep = tmp_path / "sweep.toml"
+        sweep.write_text(
+            f"""
+domains = ["bank"]
+concurrency = 4
+[limits]
+limit = 3
+[[agents]]
+name = "refused"
+agent = "openai"
+model = "m"
+endpoint = "{refusing.url}"
+[[agents]]
+name = "fine"
+agent = "openai"
+model = "m"
+endpoint = "{working.url}"
+[matrix]
+agents = ["refused", "fine"]
+tool_modes = ["fc"]
+""",
+            encoding="utf-8",
+        )
+        result = CliRunner().invoke(app, ["sweep", str(sweep), "--output", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    [line] = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "refused-fc-full:" in line and "rejected the API key" in line and "fine-fc-full" not in line
+    assert len(read_run_folder(tmp_path / "out" / "fine-fc-full").episodes) == 3
+    assert not read_run_folder(tmp_path / "out" / "refused-fc-full").episodes
