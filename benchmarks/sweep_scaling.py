@@ -10,7 +10,7 @@ process) that answer after ``--latency`` seconds (default 0.2), all in one run:
   start``, as a user's cluster is; the sweep joins it with ``--address``), each as a ratio to a
   sequential loop of ``sopbench run --concurrency 1`` over the same configurations (goal: >= 40x).
 
-    python benchmarks/sweep_scaling.py [--latency 0.2] [--limit 50] [--replica-limit 100]
+    python benchmarks/sweep_scaling.py [--latency 0.2] [--limit 100] [--replica-limit 100]
 
 Prints a table on stderr and one JSON document on stdout; exits 1 when a goal is missed.
 """
@@ -84,7 +84,7 @@ tool_lists = {json.dumps(list(LISTS))}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--limit", type=int, default=50, help="tasks per domain in each sweep configuration")
+    parser.add_argument("--limit", type=int, default=100, help="tasks per domain in each sweep configuration")
     parser.add_argument("--replica-limit", type=int, default=100, help="tasks per domain in the replica runs")
     parser.add_argument("--slots", type=int, default=4, help="replies each replica makes at once")
     parser.add_argument("--skip-sequential", action="store_true", help="no sequential loop (no ratios)")
@@ -107,6 +107,11 @@ def main() -> None:
                 for url in urls:
                     command += ["--base-url", url]
                 results[f"replicas_{replicas}_s"] = timed(command, env, f"replicas_{replicas}")
+            # The command's own start-up (imports, task set, client): one task of each domain.
+            small = list(command)
+            small[small.index("--limit") + 1] = "1"
+            small[small.index("--output") + 1] = str(work / "startup")
+            results["replicas_startup_s"] = timed(small, env) - 3 * args.latency
             # What the endpoint alone allows: 3 replies per episode, ``slots`` at once per replica.
             results["replicas_requests"] = 3 * len(domains) * args.replica_limit
             # The sweep: 4 unlimited replicas; a sequential loop of `sopbench run` at concurrency 1.
@@ -139,6 +144,11 @@ def main() -> None:
                 server.wait()
     results["replicas_2_speedup"] = results["replicas_1_s"] / results["replicas_2_s"]
     results["replicas_4_speedup"] = results["replicas_1_s"] / results["replicas_4_s"]
+    startup = results["replicas_startup_s"]  # throughput once running: the start-up left out
+    for replicas in (2, 4):
+        results[f"replicas_{replicas}_speedup_running"] = (results["replicas_1_s"] - startup) / (
+            results[f"replicas_{replicas}_s"] - startup
+        )
     if "sequential_s" in results:
         results["sweep_local_ratio"] = results["sequential_s"] / results["sweep_local_s"]
         results["sweep_ray_ratio"] = results["sequential_s"] / results["sweep_ray_s"]

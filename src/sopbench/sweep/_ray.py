@@ -73,8 +73,11 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
                 )
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: {exc}") from None
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            # One line: an authentication error's text runs over many (Ray 2.x: the cluster's token
+            # is read from RAY_AUTH_TOKEN or ~/.ray/auth_token).
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: {first}") from None
     # One worker per CPU of the cluster, spread over the nodes, each an async actor playing many
     # episodes at once on its event loop (episodes wait on endpoints, not on the CPU). A dead worker
     # is restarted (on another node when its node is gone) and the calls it had not answered are
