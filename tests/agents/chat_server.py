@@ -234,13 +234,13 @@ def benchmark_model(request: dict[str, Any]) -> Reply:
     ``exit_conversation`` (or only the message when the agent is not offered that tool)."""
     turns = sum(1 for m in request.get("messages", ()) if m.get("role") == "assistant")
     tools = request.get("tools")
-    if tools is not None:  # fc
+    if tools is not None:  # fc; call ids from the turn, so that two runs store equal episodes
         names = [t["function"]["name"] for t in tools]
         if turns == 0:
-            return call(names[0], "{}")
+            return Reply(tool_calls=((names[0], "{}"),), call_ids=("call_0",))
         if turns == 1 or "exit_conversation" not in names:
             return say("I checked what I could; I cannot complete this request.")
-        return call("exit_conversation", "{}")
+        return Reply(tool_calls=(("exit_conversation", "{}"),), call_ids=(f"call_{turns}",))
     # text modes: the tool list is JSON inside the system prompt
     first = re.search(r'"name": "([^"]+)"', request["messages"][0]["content"])
     first = first.group(1) if first else "unknown_tool"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sopbench.agents import agent_factory, user_factory
 from sopbench.runner import Episode, Limits, RunConfig, episode_setup, play, run_episode, select_tasks
-from sopbench.runner._run import episode_row
+from sopbench.runner._scored import episode_row
 
 
 def _bank_task(published_tasks_dir: Path, index: int = 0):

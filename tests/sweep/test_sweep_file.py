@@ -131,3 +131,41 @@ def test_published_example_names_the_matrix(monkeypatch: pytest.MonkeyPatch) -> 
     names = [c.name for c in expand(read_sweep(example), Path("out"))]
     assert len(names) == 4 * 3 * 2 - 2  # two llama3.1-70b fc configurations excluded
     assert "llama3.1-70b-fc-full" not in names and "qwen2.5-72b-act-only-oracle" in names
+
+
+def test_overrides_set_runs_seed_and_limits_per_configuration(tmp_path: Path) -> None:
+    file = write(
+        tmp_path,
+        BASE
+        + """
+[matrix]
+agents = ["reference", "refuse-all"]
+tool_lists = ["full", "oracle"]
+[[override]]
+agent = "refuse-all"
+runs = 1
+seed = 3
+[override.limits]
+limit = 1
+max_turns = 8
+[[override]]
+tool_list = "oracle"
+concurrency = 2
+""",
+    )
+    configs = {c.name: c.config for c in expand(read_sweep(file), tmp_path / "out")}
+    assert (configs["reference-full"].runs, configs["reference-full"].seed, configs["reference-full"].limit) == (2, 0, 2)
+    refuse = configs["refuse-all-oracle"]
+    assert (refuse.runs, refuse.seed, refuse.limit, refuse.max_turns, refuse.concurrency) == (1, 3, 1, 8, 2)
+    assert configs["reference-oracle"].concurrency == 2 and configs["refuse-all-full"].concurrency == 8
+    out = tmp_path / "out"
+    assert sweep(str(file), "--output", str(out)).exit_code == 0
+    assert len(read_run_folder(out / "refuse-all-full").episodes) == 1  # one task, one run
+    assert len(read_run_folder(out / "reference-full").episodes) == 4
+
+
+def test_an_override_that_matches_nothing_is_a_mistake(tmp_path: Path) -> None:
+    file = write(tmp_path, BASE + '[matrix]\nagents = ["reference"]\n[[override]]\ntool_list = "oracle"\nruns = 3\n')
+    result = sweep(str(file), "--output", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "[[override]] entry 1 matches no configuration" in result.output

@@ -77,10 +77,11 @@ def sweep(
     job.output_folder(output, new_folders=True)
     target = job.output(None, "stdout")
     try:
-        configurations = expand(read_sweep(file), output, str(file))
+        sweep_file = read_sweep(file)
+        configurations = expand(sweep_file, output, str(file))
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
-            report = run_sweep(configurations, display, player)
+            report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None

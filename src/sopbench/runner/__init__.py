@@ -12,6 +12,7 @@ transaction; running the same configuration again skips finished episodes and re
 
 from sopbench.domains import TOOL_LISTS
 
+from ._baselines import BASELINE_AGENTS, baseline_scores
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
@@ -34,7 +35,7 @@ from ._row import (
     EpisodeRow,
     Status,
 )
-from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run
+from ._run import Progress, RunInterrupted, RunReport, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
@@ -112,6 +113,7 @@ __all__ = [
     "record_json",
     "row_score",
     "run",
+    "run_many",
     "run_episode",
     "score_finished_episode",
     "select_tasks",

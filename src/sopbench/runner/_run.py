@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sopbench.agents import AgentRequestError
-from sopbench.scoring import RunScore, Summary, summarize
+from sopbench.scoring import Summary, summarize
 from sopbench.statistics import UsageSummary, summarize_usage
 from sopbench.tasks import Task
 
+from ._baselines import baseline_summaries
 from ._claim import claim, generated_seed
 from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError
 from ._manifest import TaskSet
-from ._plan import Episode, episode_seed, plan_episodes, select_tasks, with_ids
-from ._scored import EpisodePlayer, episode_row, never_replied, play, play_row, row_score
+from ._plan import Episode, plan_episodes, select_tasks
+from ._scored import EpisodePlayer, never_replied, play_row, row_score
 from ._store import STORE_NAME, RunLock, Store, open_existing
 
-BASELINE_AGENTS = ("refuse-all", "no-verify")
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
 # stored: resume runs them again). A second signal abandons them at once.
 INTERRUPT_GRACE_S = 1.5
@@ -139,55 +142,117 @@ class _Signals:
         self.received.append(signum)
 
 
+class _Permits:
+    """Named limits on the episodes in flight (a configuration's ``concurrency``, an endpoint shared by
+    several configurations): an episode starts only when every limit it is subject to has room."""
+
+    def __init__(self, limits: Mapping[str, int]) -> None:
+        self.limits = dict(limits)
+        self.held: dict[str, int] = dict.fromkeys(self.limits, 0)
+
+    def free(self, names: tuple[str, ...]) -> bool:
+        return all(self.held[n] < self.limits[n] for n in names)
+
+    def take(self, names: tuple[str, ...]) -> None:
+        for n in names:
+            self.held[n] += 1
+
+    def give(self, names: tuple[str, ...]) -> None:
+        for n in names:
+            self.held[n] -= 1
+
+
+@dataclass
+class _Job:
+    """One configuration of a run: its plan, its open store, its counts."""
+
+    config: RunConfig
+    selected: list[tuple[Task, str]]
+    task_set: TaskSet
+    episodes: list[Episode]
+    store: Store
+    counts: Progress
+    on_progress: ProgressCallback | None
+    limits: tuple[str, ...]  # the named limits each of its episodes is subject to
+    refused: str | None = None
+
+
 async def _run_async(
-    config: RunConfig,
-    store: Store,
-    episodes: list[Episode],
-    progress: Progress,
-    on_progress: ProgressCallback | None,
+    jobs: list[_Job],
+    todo: list[list[Episode]],
+    permits: _Permits,
+    concurrency: int,
     signals: _Signals,
     player: EpisodePlayer = play_row,
 ) -> None:
-    finished = store.finished()
-    queue: asyncio.Queue[Episode] = asyncio.Queue()
-    for episode in episodes:
-        queue.put_nowait(episode)
-    refused: list[str] = []
+    """Every job's episodes to do, ``concurrency`` at once over all of them: an idle worker takes the
+    next episode of the first job (file order) whose limits have room, so that the configurations
+    run side by side and a busy endpoint holds back only its own configurations."""
+    finished = [job.store.finished() for job in jobs]
+    lanes = [deque(episodes) for episodes in todo]
+    room = asyncio.Condition()
+
+    def next_episode() -> tuple[int, Episode] | Literal["wait"] | None:
+        """(job, episode) to play, None when nothing is left, "wait" when all that is left waits."""
+        left = False
+        for index, lane in enumerate(lanes):
+            if not lane:
+                continue
+            left = True
+            if permits.free(jobs[index].limits):
+                permits.take(jobs[index].limits)
+                return index, lane.popleft()
+        return "wait" if left else None
+
+    async def play_one(index: int, episode: Episode) -> None:
+        job = jobs[index]
+        earlier = finished[index].get((episode.task_id, episode.run))
+        attempts = (earlier.attempts if earlier else 0) + 1
+        try:
+            row = await player(job.config, episode, attempts)
+        except AgentRequestError as exc:  # every episode of it would fail alike: stop scheduling it
+            job.refused = job.refused or str(exc)
+            lanes[index].clear()
+            return
+        except AgentContractError as exc:
+            job.refused = job.refused or f"agent {job.config.agent!r} is broken: {exc}"
+            lanes[index].clear()
+            return
+        # What the agent was shown (system prompt, tool schemas) travels with the row; the store
+        # keeps each distinct one once.
+        shown = row.pop("shown", None)
+        job.store.put(row, shown)
+        counts = job.counts
+        counts.done += 1
+        counts.last = episode.task_id
+        if never_replied(row):
+            pass  # neither scored nor an infra_error: counted apart in the report
+        elif row["status"] == "completed":
+            counts.scored += 1
+            counts.passed += row["passed"]
+        else:
+            counts.infra_errors += 1
+        if job.on_progress is not None:
+            job.on_progress(counts)
 
     async def worker() -> None:
-        while not signals.received and not refused:
+        while not signals.received:
+            async with room:
+                while (chosen := next_episode()) == "wait" and not signals.received:
+                    await room.wait()
+            if chosen is None or chosen == "wait":
+                return
+            index, episode = chosen
             try:
-                episode = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            earlier = finished.get((episode.task_id, episode.run))
-            attempts = (earlier.attempts if earlier else 0) + 1
-            try:
-                row = await player(config, episode, attempts)
-            except AgentRequestError as exc:  # every episode would fail alike: stop scheduling
-                refused.append(str(exc))
-                return
-            except AgentContractError as exc:
-                refused.append(f"agent {config.agent!r} is broken: {exc}")
-                return
-            # What the agent was shown (system prompt, tool schemas) travels with the row; the
-            # store keeps each distinct one once.
-            shown = row.pop("shown", None)
-            store.put(row, shown)
-            progress.done += 1
-            progress.last = episode.task_id
-            if never_replied(row):
-                pass  # neither scored nor an infra_error: counted apart in the report
-            elif row["status"] == "completed":
-                progress.scored += 1
-                progress.passed += row["passed"]
-            else:
-                progress.infra_errors += 1
-            if on_progress is not None:
-                on_progress(progress)
+                await play_one(index, episode)
+            finally:
+                permits.give(jobs[index].limits)
+                async with room:
+                    room.notify_all()
             await asyncio.sleep(0)  # let the other workers (and a signal's stop) through
 
-    pending = {asyncio.create_task(worker()) for _ in range(min(config.concurrency, max(len(episodes), 1)))}
+    total = sum(len(lane) for lane in lanes)
+    pending = {asyncio.create_task(worker()) for _ in range(min(concurrency, max(total, 1)))}
     stopping_since: float | None = None
     try:
         while pending:
@@ -197,6 +262,8 @@ async def _run_async(
                 raise failures[0]
             if signals.received and stopping_since is None:
                 stopping_since = time.monotonic()
+                async with room:
+                    room.notify_all()  # workers waiting for room take no new episode
             if stopping_since is not None and (
                 len(signals.received) > 1 or time.monotonic() - stopping_since > INTERRUPT_GRACE_S
             ):
@@ -205,8 +272,6 @@ async def _run_async(
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-    if refused:
-        raise RunRefused(f"the run stopped: {refused[0]}")
 
 
 class RunRefused(RunConfigError):
@@ -226,37 +291,91 @@ def run(
     by another process), and ``RunInterrupted`` after Ctrl-C or SIGTERM (what finished is stored).
     ``player`` plays the episodes elsewhere (a cluster); this process still writes every row.
     """
-    config.check_options()
-    selected = select_tasks(config)
-    task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
-    episodes = plan_episodes(config, selected)
-    if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
-        open_existing(config.output).close()  # a foreign or newer file is refused before anything
-    with RunLock(config.output), _Signals() as signals:
-        manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
-        store = Store.for_run(config.output)
-        try:
-            store.record_manifest(manifest, played)
-            finished = store.finished()
-            todo = [
-                e
-                for e in episodes
-                if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"
-            ]
-            counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo))
-            if progress is not None:
-                progress(counts)
-            asyncio.run(_run_async(config, store, todo, counts, progress, signals, player or play_row))
-            if signals.received:
-                raise RunInterrupted(signals.received[0], counts)
-            report = _report(config, store, episodes, counts)
-        finally:
-            store.close()
-    report.task_set = task_set
+    on_progress = None if progress is None else (lambda _index, counts: progress(counts))
+    [(report, selected)] = _run_many([config], config.concurrency, on_progress, player, {}, None)
     if config.baselines:  # on the tasks the agent was scored on, so that the comparison is fair
         scored = set(report.scored_tasks)
         report.baselines = baseline_summaries(config, [(t, i) for t, i in selected if i in scored])
     return report
+
+
+def run_many(
+    configs: Sequence[RunConfig],
+    *,
+    concurrency: int,
+    progress: Callable[[int, Progress], None] | None = None,
+    player: EpisodePlayer | None = None,
+    shared_limits: Mapping[str, int] | None = None,
+    limited_by: Sequence[Sequence[str]] | None = None,
+) -> list[RunReport]:
+    """Run (or resume) several configurations side by side, each into its own run folder, with at
+    most ``concurrency`` episodes in flight over all of them and at most ``config.concurrency`` in
+    each. ``shared_limits`` names further limits (an endpoint used by several configurations) and
+    ``limited_by[i]`` those configuration ``i`` is subject to. ``progress(i, counts)`` after each
+    finished episode of configuration ``i``. Every folder is claimed (locked, its manifest checked)
+    before any episode; errors as ``run``, a refused endpoint after the others have finished. No
+    baselines (``run`` adds them)."""
+    done = _run_many(configs, concurrency, progress, player, shared_limits or {}, limited_by)
+    return [report for report, _ in done]
+
+
+def _run_many(
+    configs: Sequence[RunConfig],
+    concurrency: int,
+    progress: Callable[[int, Progress], None] | None,
+    player: EpisodePlayer | None,
+    shared_limits: Mapping[str, int],
+    limited_by: Sequence[Sequence[str]] | None,
+) -> list[tuple[RunReport, list[tuple[Task, str]]]]:
+    shared = dict(shared_limits)
+    limits = {**shared, **{f"configuration {i}": c.concurrency for i, c in enumerate(configs)}}
+    tasks: dict[str, list[tuple[Task, str]]] = {}  # one selection per task set, domains and limit
+    jobs: list[_Job] = []
+    todo: list[list[Episode]] = []
+    with ExitStack() as stack, _Signals() as signals:
+        for index, config in enumerate(configs):
+            config.check_options()
+            key = config.model_dump_json(include={"tasks", "domains", "limit"})
+            selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
+            task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
+            episodes = plan_episodes(config, selected)
+            if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
+                open_existing(config.output).close()  # a foreign or newer file is refused before anything
+            stack.enter_context(RunLock(config.output))
+            manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
+            store = Store.for_run(config.output)
+            stack.callback(store.close)
+            store.record_manifest(manifest, played)
+            finished = store.finished()
+            todo.append(
+                [e for e in episodes if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"]
+            )
+            counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo[-1]))
+            names = (f"configuration {index}", *(limited_by[index] if limited_by else ()))
+            on_progress = None if progress is None else functools.partial(progress, index)
+            jobs.append(_Job(config, selected, task_set, episodes, store, counts, on_progress, names))
+        for job in jobs:
+            if job.on_progress is not None:
+                job.on_progress(job.counts)
+        asyncio.run(_run_async(jobs, todo, _Permits(limits), concurrency, signals, player or play_row))
+        if signals.received:
+            raise RunInterrupted(signals.received[0], jobs[0].counts if len(jobs) == 1 else _sum(jobs))
+        refused = [job for job in jobs if job.refused]
+        if refused:
+            named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+            raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}")
+        reports = [_report(job.config, job.store, job.episodes, job.counts) for job in jobs]
+    for report, job in zip(reports, jobs, strict=True):
+        report.task_set = job.task_set
+    return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
+
+
+def _sum(jobs: list[_Job]) -> Progress:
+    counts = Progress()
+    for job in jobs:
+        for name in ("total", "skipped", "done", "scored", "passed", "infra_errors"):
+            setattr(counts, name, getattr(counts, name) + getattr(job.counts, name))
+    return counts
 
 
 def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Progress) -> RunReport:
@@ -294,36 +413,3 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         scored_tasks=list(scored_tasks),
         timed_out_requests=timed_out,
     )
-
-
-def baseline_summaries(config: RunConfig, selected: list[tuple[Task, str]]) -> dict[str, Summary]:
-    """refuse-all and no-verify on the same tasks (first run only, nothing stored): the two trivial
-    scores every report shows next to a real agent."""
-    return {
-        name: summarize(asyncio.run(_baseline_scores(config, selected, name))) for name in BASELINE_AGENTS
-    }
-
-
-def baseline_scores(tasks: list[Task], name: str, protocol: str = "sound") -> list[RunScore]:
-    """``name`` (one of ``BASELINE_AGENTS``) played on ``tasks`` as ``sopbench run`` plays it next
-    to an agent (first run only, nothing stored), scored under ``protocol`` (sound or sopbench)."""
-    if name not in BASELINE_AGENTS:
-        raise ValueError(f"{name!r} is not a baseline ({', '.join(BASELINE_AGENTS)})")
-    config = RunConfig(agent=name, output=Path("."), baselines=False)
-    return asyncio.run(_baseline_scores(config, with_ids(tasks), name, protocol))
-
-
-async def _baseline_scores(
-    config: RunConfig, selected: list[tuple[Task, str]], name: str, protocol: str = "sound"
-) -> list[RunScore]:
-    baseline = config.model_copy(
-        update={"agent": name, "agent_options": {}, "user": "none", "user_options": {}}
-    )
-    scores = []
-    for task, task_id in selected:
-        episode = Episode(task, task_id, 0, episode_seed(config.seed, task_id, 0))
-        result, _ = await play(baseline, episode)
-        row = episode_row(baseline, episode, result, None, 1)
-        if row["status"] == "completed":
-            scores.append(row_score(row, protocol))
-    return scores

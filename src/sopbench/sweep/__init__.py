@@ -5,8 +5,10 @@
 >>> report = run_sweep(configurations)  # doctest: +SKIP
 
 The file's matrix (agents, tool modes, tool lists, users) with ``[[include]]`` and ``[[exclude]]``
-entries names the configurations; each runs into ``<output>/<name>/`` with its manifest, so that the
-same command resumes them all and a changed configuration is refused. See the README, "Sweeps and
+entries names the configurations (``[[override]]`` entries change the runs, seed or limits of some);
+each runs into ``<output>/<name>/`` with its manifest, so that the same command resumes them all and
+a changed configuration is refused. The configurations run side by side within the sweep's
+``concurrency``, and an agent's ``concurrency`` bounds its endpoint over all of them. See the README, "Sweeps and
 clusters".
 """
 
@@ -15,7 +17,9 @@ from ._file import (
     Configuration,
     Entry,
     Limits,
+    LimitsOverride,
     Matrix,
+    Override,
     SweepError,
     SweepFile,
     configuration_name,
@@ -31,7 +35,9 @@ __all__ = [
     "Configuration",
     "Entry",
     "Limits",
+    "LimitsOverride",
     "Matrix",
+    "Override",
     "RayUnavailable",
     "SweepError",
     "SweepFile",

@@ -33,6 +33,9 @@ class AgentEntry(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    # Episodes at once against this agent's endpoint, over every configuration that uses it (and
+    # over the whole cluster with --executor ray); agents naming the same endpoint share it.
+    concurrency: int | None = Field(default=None, ge=1)
 
     @field_validator("name")
     @classmethod
@@ -56,6 +59,12 @@ class AgentEntry(BaseModel):
             options["base_url"] = endpoints[0] if len(endpoints) == 1 else endpoints
         return options
 
+    def limit_name(self) -> str:
+        """The name of the shared limit ``concurrency`` sets: the endpoint (its replicas, in any
+        order), or the agent itself when it has none."""
+        endpoints = self.endpoints()
+        return f"endpoint {' '.join(sorted(endpoints))}" if endpoints else f"agent {self.name}"
+
 
 class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -64,6 +73,17 @@ class Limits(BaseModel):
     max_actions: int = Field(default=10, ge=1)
     episode_timeout: float = Field(default=600.0, gt=0)
     limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
+
+
+class LimitsOverride(BaseModel):
+    """``[override.limits]``: the limits that differ for the matching configurations."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int | None = Field(default=None, ge=1)
+    max_actions: int | None = Field(default=None, ge=1)
+    episode_timeout: float | None = Field(default=None, gt=0)
+    limit: int | None = Field(default=None, ge=1)
 
 
 class Matrix(BaseModel):
@@ -89,6 +109,19 @@ class Entry(BaseModel):
     user: str | None = None
 
 
+class Override(Entry):
+    """An ``[[override]]`` entry: settings of the configurations it matches (as an exclude matches),
+    in place of the file's; later entries win."""
+
+    runs: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    concurrency: int | None = Field(default=None, ge=1)  # episodes at once in each matching configuration
+    limits: LimitsOverride = Field(default_factory=LimitsOverride)
+
+    def axes(self) -> Entry:
+        return Entry(agent=self.agent, tool_mode=self.tool_mode, tool_list=self.tool_list, user=self.user)
+
+
 class SweepFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -102,15 +135,28 @@ class SweepFile(BaseModel):
     matrix: Matrix
     include: list[Entry] = Field(default_factory=list)
     exclude: list[Entry] = Field(default_factory=list)
+    override: list[Override] = Field(default_factory=list)
 
 
 class Configuration(BaseModel):
-    """One configuration of a sweep: its name (the run folder's) and its run."""
+    """One configuration of a sweep: its name (the run folder's), its run, and the shared limits
+    (an endpoint's ``concurrency``) its episodes are subject to."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     config: RunConfig
+    limited_by: tuple[tuple[str, int], ...] = ()  # (name, episodes at once) of each shared limit
+
+
+def _shared_limits(sweep: SweepFile) -> dict[str, int]:
+    """The limits agents' ``concurrency`` set, by name; agents sharing an endpoint get the smallest."""
+    limits: dict[str, int] = {}
+    for agent in sweep.agents:
+        if agent.concurrency is not None:
+            name = agent.limit_name()
+            limits[name] = min(limits.get(name, agent.concurrency), agent.concurrency)
+    return limits
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -166,9 +212,9 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
     for name in sweep.matrix.agents:
         if name not in by_name:
             problems.append(f"{where}: matrix.agents names {name!r}, which no [[agents]] entry defines")
-    for entry in (*sweep.include, *sweep.exclude):
+    for entry in (*sweep.include, *sweep.exclude, *sweep.override):
         if entry.agent is not None and entry.agent not in by_name:
-            problems.append(f"{where}: include/exclude names agent {entry.agent!r}, which is not defined")
+            problems.append(f"{where}: include/exclude/override names agent {entry.agent!r}, which is not defined")
     if problems:
         raise SweepError("\n".join(problems))
     combinations: list[dict[str, Any]] = [
@@ -187,6 +233,10 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         }
         if extra not in combinations:
             combinations.append(extra)
+    for number, override in enumerate(sweep.override, 1):
+        if not any(_matches(override.axes(), c) for c in combinations):
+            problems.append(f"{where}: [[override]] entry {number} matches no configuration")
+    limits = _shared_limits(sweep)
     configurations: list[Configuration] = []
     names: set[str] = set()
     for combination in combinations:
@@ -199,6 +249,20 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         options = agent.agent_options()
         if combination["tool_mode"] is not None:
             options["tool_mode"] = combination["tool_mode"]
+        settings: dict[str, Any] = {
+            "runs": sweep.runs, "seed": sweep.seed, "concurrency": sweep.concurrency,
+            **sweep.limits.model_dump(),
+        }
+        for override in sweep.override:
+            if _matches(override.axes(), combination):
+                settings |= {
+                    k: v
+                    for k, v in {
+                        "runs": override.runs, "seed": override.seed, "concurrency": override.concurrency,
+                        **override.limits.model_dump(),
+                    }.items()
+                    if v is not None
+                }
         try:
             config = RunConfig(
                 domains=tuple(sweep.domains),
@@ -208,20 +272,16 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
                 tasks=sweep.tasks,
                 output=output / name,
                 tool_list=combination["tool_list"],
-                limit=sweep.limits.limit,
-                concurrency=sweep.concurrency,
-                runs=sweep.runs,
-                seed=sweep.seed,
-                max_turns=sweep.limits.max_turns,
-                max_actions=sweep.limits.max_actions,
-                episode_timeout=sweep.limits.episode_timeout,
                 baselines=False,
+                **settings,
             )
             config.check_options()
         except (ValidationError, RunConfigError) as exc:
             problems.append(f"{where}: configuration {name}: {str(exc).splitlines()[0]}")
             continue
-        configurations.append(Configuration(name=name, config=config))
+        limit = agent.limit_name()
+        limited_by = ((limit, limits[limit]),) if limit in limits else ()
+        configurations.append(Configuration(name=name, config=config, limited_by=limited_by))
     if problems:
         raise SweepError("\n".join(problems))
     return configurations

@@ -21,6 +21,7 @@ from sopbench.tasks import Task
 
 # Runs again after a worker or node dies (each attempt plays the episode from its start, with its seed).
 TASK_RETRIES = 5
+WORKER_CPUS = 0.5
 
 
 class RayUnavailable(RuntimeError):
@@ -41,6 +42,14 @@ def _task(config: RunConfig, task_id: str) -> Task:
 
 class EpisodeWorker:
     """A Ray actor: plays episodes (concurrently, on its event loop) and returns their rows."""
+
+    def warm(self) -> None:
+        """Imports what the first episode needs (while the driver claims its run folders)."""
+        import openai  # noqa: F401 - the endpoint client imports it on first use
+
+        from sopbench.agents import agent_factory
+
+        agent_factory("openai")
 
     async def play(self, config: RunConfig, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
         return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts)
@@ -64,13 +73,21 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
                 )
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: {exc}") from None
-    # One worker per CPU of the cluster, each an async actor playing many episodes at once on its
-    # event loop (episodes wait on endpoints, not on the CPU). A dead worker is restarted (on
-    # another node when its node is gone) and the calls it had not answered are sent again.
-    actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=TASK_RETRIES)(EpisodeWorker)
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            # One line: an authentication error's text runs over many (Ray 2.x: the cluster's token
+            # is read from RAY_AUTH_TOKEN or ~/.ray/auth_token).
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: {first}") from None
+    # One worker per CPU of the cluster, spread over the nodes, each an async actor playing many
+    # episodes at once on its event loop (episodes wait on endpoints, not on the CPU). A dead worker
+    # is restarted (on another node when its node is gone) and the calls it had not answered are
+    # sent again. Each takes half a CPU, so that a node's workers find room elsewhere when it dies.
+    actor = ray.remote(
+        num_cpus=WORKER_CPUS, scheduling_strategy="SPREAD", max_restarts=-1, max_task_retries=TASK_RETRIES
+    )(EpisodeWorker)
     workers: list[Any] = [actor.remote() for _ in range(max(1, int(ray.cluster_resources().get("CPU", 1))))]
+    for worker in workers:
+        worker.warm.remote()
     outstanding = [0] * len(workers)
 
     async def player(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:

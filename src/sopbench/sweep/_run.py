@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.report import LeaderboardReport, build_leaderboard
-from sopbench.runner import STORE_NAME, EpisodePlayer, Progress, RunReport, open_existing, run, select_tasks
+from sopbench.runner import (
+    STORE_NAME,
+    EpisodePlayer,
+    Progress,
+    RunReport,
+    open_existing,
+    run_many,
+    select_tasks,
+)
 from sopbench.scoring import SOUND
 
 from ._file import Configuration, SweepError
@@ -61,8 +69,14 @@ def run_sweep(
     configurations: list[Configuration],
     progress: SweepProgress | None = None,
     player: EpisodePlayer | None = None,
+    *,
+    concurrency: int | None = None,
 ) -> SweepReport:
-    """Run (or resume) every configuration, one after the other, each at its own concurrency.
+    """Run (or resume) every configuration, side by side: at most ``concurrency`` episodes in flight
+    over the whole sweep (default: the largest configuration's), at most each configuration's own
+    ``concurrency`` in it, and at most ``limit`` in the configurations sharing a ``limited_by``
+    entry ``(name, limit)`` (an endpoint they share). With a ``player`` (a cluster) the limits hold over the whole cluster,
+    since this process hands out every episode and writes every row.
 
     A configuration whose run folder holds a run with other settings is refused before any episode
     (``SweepError`` naming them all); new configurations are added to the sweep's folder."""
@@ -73,20 +87,31 @@ def run_sweep(
             f"use another --output): {'; '.join(changed)}"
         )
     report = SweepReport(new=new)
-    for configuration in configurations:
-        report.reports[configuration.name] = run(configuration.config, _named(progress, configuration.name), player)
+    if not configurations:
+        return report
+    names = [c.name for c in configurations]
+    reports = run_many(
+        [c.config for c in configurations],
+        concurrency=concurrency or max(c.config.concurrency for c in configurations),
+        progress=None if progress is None else (lambda index, counts: progress(names[index], counts)),
+        player=player,
+        shared_limits={name: limit for c in configurations for name, limit in c.limited_by},
+        limited_by=[[name for name, _ in c.limited_by] for c in configurations],
+    )
+    report.reports = dict(zip(names, reports, strict=True))
     report.leaderboard = build_leaderboard(
         [], SOUND, run_folders=[c.config.output for c in configurations]
     )
     return report
 
 
-def _named(progress: SweepProgress | None, name: str) -> Callable[[Progress], None] | None:
-    if progress is None:
-        return None
-    return lambda counts: progress(name, counts)
-
-
 def planned_episodes(configurations: list[Configuration]) -> int:
     """Episodes over the whole sweep (finished ones included): the total bar's length."""
-    return sum(len(select_tasks(c.config)) * c.config.runs for c in configurations)
+    selected: dict[str, int] = {}  # tasks per task set, domains and limit (read once)
+    total = 0
+    for configuration in configurations:
+        key = configuration.config.model_dump_json(include={"tasks", "domains", "limit"})
+        if key not in selected:
+            selected[key] = len(select_tasks(configuration.config))
+        total += selected[key] * configuration.config.runs
+    return total
