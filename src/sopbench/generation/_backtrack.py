@@ -25,7 +25,12 @@ class Backtracking(SearchSpace):
         involved = [
             (single, want, [v for _, v in single.params or () if v in names]) for single, want in targets
         ]
-        order = _variable_order(names, [set(variables) for _, _, variables in involved])
+        # A check of one variable alone (a guest who must be a gold member) filters that
+        # variable's values wherever it comes; the order follows the checks that tie variables
+        # together, so the dates of a stay are chosen before the guest and the amount that must fit them.
+        order = _variable_order(
+            names, [set(variables) for _, _, variables in involved if len(set(variables)) > 1]
+        )
         position = {n: i for i, n in enumerate(order)}
         checks: list[list[tuple[Single, bool]]] = [[] for _ in order]
         fixed: list[tuple[Single, bool]] = []
