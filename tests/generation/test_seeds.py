@@ -46,7 +46,7 @@ def test_every_realisable_combination_is_realised(generated):
     assert all(u.reason == HIDDEN_REFUSAL for u in report.excluded)
 
 
-def test_what_is_excluded_does_not_depend_on_the_seed(generated):
+def test_only_the_room_change_with_no_night_left_is_excluded(generated):
     # The only combination no agent could refuse for a reason it is shown: a room change with no
     # night left costs nothing, so "the amount covers the fee" holds for any positive amount.
     _, _, _, item = generated

@@ -19,9 +19,13 @@ BROADENING = (3, 8, 20, 10_000)  # candidates per variable in successive backtra
 
 class Backtracking(SearchSpace):
     def _assign(
-        self, start: State, targets, names, candidates, budget: int, avoid, verify
+        self, start: State, targets, names, candidates, budget: int, avoid, verify, *, by_links: bool = True
     ) -> tuple[State | None, int]:
-        """Backtracking over the variables alone, the database fixed; returns a verified state or None."""
+        """Backtracking over the variables alone, the database fixed; returns a verified state or None.
+
+        ``by_links`` orders the variables by the checks that tie two or more of them together;
+        otherwise every check counts, the checks of one variable alone included (which puts a
+        guest who must not be a member first, before the dates that depend on the guest's stays)."""
         involved = [
             (single, want, [v for _, v in single.params or () if v in names]) for single, want in targets
         ]
@@ -29,7 +33,7 @@ class Backtracking(SearchSpace):
         # variable's values wherever it comes; the order follows the checks that tie variables
         # together, so the dates of a stay are chosen before the guest and the amount that must fit them.
         order = _variable_order(
-            names, [set(variables) for _, _, variables in involved if len(set(variables)) > 1]
+            names, [set(variables) for _, _, variables in involved if not by_links or len(set(variables)) > 1]
         )
         position = {n: i for i, n in enumerate(order)}
         checks: list[list[tuple[Single, bool]]] = [[] for _ in order]

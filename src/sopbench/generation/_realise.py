@@ -111,7 +111,9 @@ class Realiser(Backtracking, Descent):
         scored.sort(key=lambda item: (item[0], item[1]))
         # First, on the databases of the two best starts, choose the variables by backtracking
         # (each instance checked as soon as its variables are chosen); only then move the database.
-        for _, _, start in scored[:2]:
+        # The two backtracking searches order the variables differently (see ``_assign``'s
+        # ``by_links``): neither order suits every combination, and two orders cost no more than one twice.
+        for number, (_, _, start) in enumerate(scored[:2]):
             found, used = self._assign(
                 start,
                 targets,
@@ -120,6 +122,7 @@ class Realiser(Backtracking, Descent):
                 ASSIGN_BUDGET * self.budget // DEFAULT_BUDGET,
                 avoid,
                 verify,
+                by_links=number == 0,
             )
             evaluations += used
             if found is not None:
