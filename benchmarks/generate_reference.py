@@ -23,7 +23,7 @@ import orjson
 
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.generation import generate
-from sopbench.runner import RunConfig, Store, export_jsonl, run
+from sopbench.runner import RunConfig, export_jsonl, open_existing, run
 
 
 def main() -> int:
@@ -49,7 +49,7 @@ def main() -> int:
         report = run(config)
         playing = time.perf_counter() - started
         sink = io.BytesIO()
-        store = Store(runs)
+        store = open_existing(runs)
         try:
             export_jsonl(store, sink, timings=False)
         finally:

@@ -264,3 +264,36 @@ def test_the_verb_exits_0_when_only_combinations_excluded_by_design_are_missing(
     marked = [t for t in tasks if t.get("refused_only_for_hidden_prerequisite")]
     assert len(marked) == len(report["excluded"]) and not any(t["action_should_succeed"] for t in marked)
     assert len(tasks) == report["tasks"] + len(marked)
+
+
+def test_difficulty_counts_a_repeated_prerequisite_once_among_distinct_constraints():
+    # The published expansion writes a shared prerequisite chain once, this one before every
+    # constraint that needs it: the distinct count is the measure both sets share.
+    from sopbench.generation import difficulty
+
+    check = ["single", "internal_check_username_exist", {"username": "username"}]
+    expanded = [
+        "and",
+        [
+            ["chain", [check, ["single", "logged_in_user", {"username": "username"}]]],
+            ["chain", [check, ["single", "internal_is_admin", {"username": "username"}]]],
+        ],
+    ]
+    task = task_from_json(
+        {
+            "initial_database": {},
+            "constraint_parameters": {},
+            "user_known": {"username": "ada"},
+            "constraints": expanded,
+            "constraints_original": ["single", "logged_in_user", {"username": "username"}],
+            "action_should_succeed": True,
+            "user_instruction": "",
+            "user_prompt": "",
+            "directed_action_graph": {"nodes": [], "connections": []},
+            "user_goal": "add_book",
+        },
+        domain="library",
+    )
+    profile = difficulty([task])
+    assert profile["expanded_constraints"]["max"] == 4
+    assert profile["distinct_expanded_constraints"]["max"] == 3

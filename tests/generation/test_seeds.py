@@ -46,6 +46,16 @@ def test_every_realisable_combination_is_realised(generated):
     assert all(u.reason == HIDDEN_REFUSAL for u in report.excluded)
 
 
+def test_only_the_room_change_with_no_night_left_is_excluded(generated):
+    # The only combination no agent could refuse for a reason it is shown: a room change with no
+    # night left costs nothing, so "the amount covers the fee" holds for any positive amount.
+    _, _, _, item = generated
+    report = item.result.report
+    excluded = {(u.goal, u.variant) for u in report.excluded}
+    expected = {("request_room_change", 0)} if "request_room_change" in item.result.tasks else set()
+    assert excluded == expected
+
+
 def test_every_task_passes_the_strict_oracle(generated):
     _, domain, _, item = generated
     tasks = load_tasks(item.tasks_file, domain=domain)

@@ -143,7 +143,12 @@ def _truths(domain: Domain, task: Task, instances: Iterable[Single]) -> dict[Sin
 
 # ---- how hard a task set is -------------------------------------------------------------------
 
-DIFFICULTY_MEASURES = ("constraints", "expanded_constraints", "nesting_depth")
+DIFFICULTY_MEASURES = (
+    "constraints",
+    "expanded_constraints",
+    "distinct_expanded_constraints",
+    "nesting_depth",
+)
 
 
 def nesting_depth(expr: Expr | None) -> int:
@@ -157,8 +162,10 @@ def nesting_depth(expr: Expr | None) -> int:
 
 def difficulty(tasks: Sequence[Task]) -> dict[str, Any]:
     """Per measure the distribution (min, median, mean, max) over the tasks: constraints the agent
-    is shown, constraints of the expanded SOP the oracle checks, nesting depth of the expanded SOP;
-    and the share of tasks that must succeed."""
+    is shown, constraints of the expanded SOP the oracle checks (each occurrence, and each distinct
+    instance once: an expansion may write a shared prerequisite once or before every constraint that
+    needs it, the same checks either way), nesting depth of the expanded SOP; and the share of tasks
+    that must succeed."""
 
     def summary(values: list[int]) -> dict[str, float]:
         if not values:
@@ -180,5 +187,6 @@ def difficulty(tasks: Sequence[Task]) -> dict[str, Any]:
         else 0.0,
         "constraints": summary([sum(1 for _ in singles(t.constraints_original)) for t in tasks]),
         "expanded_constraints": summary([sum(1 for _ in singles(t.constraints)) for t in tasks]),
+        "distinct_expanded_constraints": summary([len(set(singles(t.constraints))) for t in tasks]),
         "nesting_depth": summary([nesting_depth(t.constraints) for t in tasks]),
     }
