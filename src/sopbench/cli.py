@@ -860,7 +860,13 @@ def run(
     runs: Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")] = 1,
     seed: Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")] = 0,
     max_turns: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Messages per episode (published: 20).")
+        int,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Message limit, checked before each reply as published (20): no reply is asked for once "
+            "the transcript holds N messages; the answers to the last reply's calls may take it past N.",
+        ),
     ] = 20,
     max_actions: Annotated[
         int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
@@ -970,7 +976,7 @@ def run(
     """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
 
     Episodes follow the published loop (the task's user_prompt first; the user replies with the
-    known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
+    known values; the episode ends at exit_conversation, at 20 messages before a reply or after 10 calls). Each finished
     episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
     finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain or
     the model never replied in some episode (reported apart, not scored).
