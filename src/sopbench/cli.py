@@ -935,6 +935,25 @@ def run(
     user_api_key_env: Annotated[
         str | None, typer.Option(metavar="VAR", help="User: variable holding the API key.")
     ] = None,
+    user_temperature: Annotated[
+        str | None,
+        typer.Option(
+            metavar="T",
+            show_default="1.0",
+            help="User (llm): sampling temperature (published: 1.0), or 'default' to send none.",
+        ),
+    ] = None,
+    user_max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            metavar="N",
+            show_default="128",
+            help="User (llm): completion token limit per reply (published: 128), or 'none' to send no limit.",
+        ),
+    ] = None,
+    user_request_timeout: Annotated[
+        float | None, typer.Option(metavar="SECONDS", show_default="300", help="User (llm): per request.")
+    ] = None,
     user_script: Annotated[
         Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
     ] = None,
@@ -1020,16 +1039,17 @@ def run(
         max_retries=max_retries,
         trajectories=None if trajectories is None else str(trajectories),
     )
-    if temperature == "default":  # passed as "not set": the model's own default applies
-        agent_options["temperature"] = None
-    if max_tokens is not None and max_tokens.strip().lower() == "none":  # passed: send no limit
-        agent_options["max_tokens"] = None
+    _sampling(agent_options, temperature, max_tokens)
     user_options = _given(
         base_url=user_base_url,
         model=user_model,
         api_key_env=user_api_key_env,
+        temperature=_temperature(user_temperature, "--user-temperature"),
+        max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"),
+        request_timeout=user_request_timeout,
         script=None if user_script is None else str(user_script),
     )
+    _sampling(user_options, user_temperature, user_max_tokens)
     try:
         config = RunConfig(
             domains=domain,
@@ -1202,25 +1222,33 @@ def _what(path: Path) -> str:
     return "a file" if path.is_file() else "not a folder"
 
 
-def _temperature(text: str | None) -> float | None:
+def _temperature(text: str | None, option: str = "--temperature") -> float | None:
     if text is None or text == "default":
         return None
     try:
         return float(text)
     except ValueError:
-        raise UserError(f"--temperature {text}: give a number or 'default'") from None
+        raise UserError(f"{option} {text}: give a number or 'default'") from None
 
 
-def _max_tokens(text: str | None) -> int | None:
+def _max_tokens(text: str | None, option: str = "--max-tokens") -> int | None:
     if text is None or text.strip().lower() == "none":
         return None
     try:
         value = int(text)
     except ValueError:
-        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'") from None
+        raise UserError(f"{option} {text}: give a positive whole number or 'none'") from None
     if value <= 0:
-        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'")
+        raise UserError(f"{option} {text}: give a positive whole number or 'none'")
     return value
+
+
+def _sampling(options: dict[str, object], temperature: str | None, max_tokens: str | None) -> None:
+    """'default' and 'none', given: sent as "not set" (the model's own default, no token limit)."""
+    if temperature == "default":
+        options["temperature"] = None
+    if max_tokens is not None and max_tokens.strip().lower() == "none":
+        options["max_tokens"] = None
 
 
 def _given(**options: object) -> dict[str, object]:
