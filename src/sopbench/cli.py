@@ -925,6 +925,16 @@ def run(
         float | None, typer.Option(metavar="SECONDS", help="Agent: per request.")
     ] = None,
     max_retries: Annotated[int | None, typer.Option(metavar="N", help="Agent: retries per request.")] = None,
+    endpoint_slots: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            show_default=False,
+            help="Agent: requests in flight at once per endpoint URL (default: no cap; 1 for serve-local). A "
+            "request waits for a slot before its --request-timeout starts; the wait is reported as queue time.",
+        ),
+    ] = None,
     trajectories: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Agent (replay): a published trajectory file.")
     ] = None,
@@ -1037,6 +1047,7 @@ def run(
         api_key_env=api_key_env,
         request_timeout=request_timeout,
         max_retries=max_retries,
+        endpoint_slots=endpoint_slots,
         trajectories=None if trajectories is None else str(trajectories),
     )
     _sampling(agent_options, temperature, max_tokens)
@@ -1115,6 +1126,12 @@ def run(
         err_console().print(
             f"{report.timed_out_requests} requests got no reply within --request-timeout and were sent "
             "again (the server may have kept working on them: consider a lower --max-tokens)",
+            markup=False,
+        )
+    if report.queue_s:
+        err_console().print(
+            f"model requests waited {report.queue_s:.1f} s for an endpoint slot (--endpoint-slots) and were "
+            f"answered in {report.model_s:.1f} s",
             markup=False,
         )
     if report.infra_errors:

@@ -262,10 +262,10 @@ def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "a
         f"base URL: {server.base_url}",
         f"model: {server.model_name}",
         f"context: {server.ctx} tokens, threads: {server.threads}, chat format: {CHAT_FORMAT}",
-        "run against it (in another terminal; no API key is needed):",
+        "run against it (in another terminal; no API key is needed; it answers one request at a time):",
         *(
             f"  sopbench run --agent openai --base-url {server.base_url} "
-            f"--model {server.model_name} --tool-mode {mode} --output runs/local-{mode}"
+            f"--model {server.model_name} --tool-mode {mode} --endpoint-slots 1 --output runs/local-{mode}"
             for mode in tool_modes
         ),
     ]

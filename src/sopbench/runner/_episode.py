@@ -95,6 +95,11 @@ class EpisodeResult:
     latency_s: float = 0.0
     requests: int = 0  # requests the agent sent to its endpoint (retries included)
     timed_out_requests: int = 0  # of which abandoned at the request timeout and sent again
+    # Seconds the agent's (user's) requests waited for an endpoint slot, and took to be answered.
+    queue_s: float = 0.0
+    model_s: float = 0.0
+    user_queue_s: float = 0.0
+    user_model_s: float = 0.0
 
     def snapshot(self) -> EpisodeResult:
         """A copy that an abandoned episode still running elsewhere cannot change."""
@@ -111,6 +116,10 @@ class EpisodeResult:
             agent_steps=self.agent_steps,
             requests=self.requests,
             timed_out_requests=self.timed_out_requests,
+            queue_s=self.queue_s,
+            model_s=self.model_s,
+            user_queue_s=self.user_queue_s,
+            user_model_s=self.user_model_s,
         )
 
 
@@ -290,7 +299,7 @@ async def run_episode(
             except Exception as exc:  # noqa: BLE001
                 if result.status == "completed":
                     _infra(result, f"closing failed: {type(exc).__name__}: {exc}")
-        _count_requests(result, agent)
+        _count_requests(result, agent, user)
         result.final_database = system.db
         system.close()
         result.latency_s = time.perf_counter() - started
@@ -318,7 +327,7 @@ async def play_episode(
     except TimeoutError:
         waiting = _waiting_on(agent) or _waiting_on(user)
         partial = result.snapshot()
-        _count_requests(partial, agent)
+        _count_requests(partial, agent, user)
         reason = f"the episode timed out after {timeout:g} s"
         if waiting is not None:
             reason += (
@@ -370,12 +379,18 @@ def _waiting_on(side: object) -> dict[str, Any] | None:
     return waiting if isinstance(waiting, dict) else None
 
 
-def _count_requests(result: EpisodeResult, agent: Agent) -> None:
+def _count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
     endpoint = getattr(agent, "endpoint", None)
     for name in ("requests", "timed_out_requests"):
         value = getattr(endpoint, name, 0)
         if isinstance(value, int):
             setattr(result, name, value)
+    for side, prefix in ((agent, ""), (user, "user_")):
+        endpoint = getattr(side, "endpoint", None)
+        for name in ("queue_s", "model_s"):
+            value = getattr(endpoint, name, 0.0)
+            if isinstance(value, float):
+                setattr(result, prefix + name, value)
 
 
 def _as_text(value: Any) -> str:

@@ -22,6 +22,8 @@ from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
 TIMING_FIELDS = ("latency_s",)
+# Timings a model agent's (and an llm user's) usage holds: exported apart, last, like latency_s.
+USAGE_TIMINGS = ("queue_s", "model_s")
 
 
 def export_line(
@@ -66,11 +68,13 @@ def export_line(
         "malformed_calls": row["malformed_calls"],
         "problems": row["problems"],
         "raw_replies": row["raw_replies"],
-        "usage": row["usage"],
+        "usage": {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS},
         "messages": row["messages"],
     }
     if timings:
         line["latency_s"] = row["latency_s"]
+        for prefix, usage in (("", row["usage"] or {}), ("user_", row["user_usage"] or {})):
+            line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
     return line
 
 

@@ -13,6 +13,13 @@ replica with the fewest requests outstanding (over every episode of the process)
 connection fails or that answers with a server error is taken out for ``REPLICA_BACKOFF`` seconds;
 the request goes at once to another replica, so that the run goes on with the others.
 
+``slots`` caps the requests in flight at once per replica URL over every endpoint of the process (the
+first endpoint to name a URL sets its cap): a request waits here for a free slot, before its timeout
+starts, so that a server that answers one request at a time (llama.cpp's Python server) is not sent
+requests that would time out in its own queue. The endpoint adds up, per episode, the time its
+requests waited for a slot (``queue_s``) apart from the time the server took to answer them
+(``model_s``, the server's own queue included when there is no cap).
+
 The API key lives only inside the ``openai`` client. Every message this module writes names the
 endpoint by a URL stripped of user information and query, and has the key scrubbed out of any text
 the server sent back (some servers echo the key they rejected).
@@ -26,6 +33,7 @@ import os
 import random
 import re
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -132,6 +140,20 @@ def replica_health(url: str) -> ReplicaHealth:
     return _REPLICAS.setdefault(url, ReplicaHealth())
 
 
+# Per event loop (a semaphore belongs to one), per replica URL: the slots of ``slots``.
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str | None, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def replica_slots(url: str | None, slots: int) -> asyncio.Semaphore:
+    """The semaphore of ``url`` on the running loop (created with ``slots`` by its first user)."""
+    per_url = _SLOTS.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_url:
+        per_url[url] = asyncio.Semaphore(slots)
+    return per_url[url]
+
+
 def pick_replica(urls: Sequence[str], now: float) -> str:
     """The replica with the fewest outstanding requests among those in service (list order breaks
     ties); when every replica is out, the one back soonest."""
@@ -158,11 +180,15 @@ class ChatEndpoint:
         api_key_env: str | None = None,
         request_timeout: float = 300.0,
         retry: RetryPolicy = RetryPolicy(),
+        slots: int | None = None,
     ) -> None:
         if not model:
             raise ValueError("a model name is required (--model)")
         if request_timeout <= 0:
             raise ValueError("the request timeout must be positive")
+        if slots is not None and slots < 1:
+            raise ValueError("endpoint slots must be at least 1")
+        self.slots = slots
         explicit_env = api_key_env is not None
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
         if explicit_env and not os.environ.get(self.api_key_env):
@@ -180,6 +206,8 @@ class ChatEndpoint:
         self._rng = random.Random()
         self.requests = 0  # attempts sent, retries included
         self.timed_out_requests = 0  # attempts abandoned at the request timeout (then retried)
+        self.queue_s = 0.0  # seconds requests waited for a slot (``slots``)
+        self.model_s = 0.0  # seconds from sending requests to their replies (or failures)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
         self._clients: dict[str | None, openai.AsyncOpenAI] = {}
 
@@ -246,12 +274,18 @@ class ChatEndpoint:
         while True:
             self.requests += 1
             url = self._current = self._choose()
+            slot = replica_slots(url, self.slots) if self.slots is not None else None
+            if slot is not None:
+                queued = time.monotonic()
+                await slot.acquire()
+                self.queue_s += time.monotonic() - queued
+            sent = time.monotonic()
             self.waiting_on = {
                 "url": self.where,
                 "model": self.model,
                 "messages": len(request["messages"]),
                 "attempt": retries + 1,
-                "sent": time.monotonic(),
+                "sent": sent,
             }
             health = replica_health(url) if url is not None else None
             if health is not None:
@@ -259,6 +293,9 @@ class ChatEndpoint:
             try:
                 outcome = await self._attempt(request)
             finally:
+                self.model_s += time.monotonic() - sent
+                if slot is not None:
+                    slot.release()
                 if health is not None:
                     health.outstanding -= 1
             self.waiting_on = None
@@ -392,6 +429,7 @@ class ModelSide:
             retry=RetryPolicy(
                 settings["max_retries"], settings["retry_initial_backoff"], settings["retry_max_backoff"]
             ),
+            slots=settings.get("endpoint_slots"),
         )
 
     def __repr__(self) -> str:
