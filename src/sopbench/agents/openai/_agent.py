@@ -135,7 +135,8 @@ class OpenAIAgent(ModelSide, Agent):
         return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
 
     def _text_turn(self, reply: ChatReply) -> AgentTurn:
-        raw = reply.raw if reply.problems else reply.content
+        # every reply of a text mode keeps its raw text, an empty one included ("")
+        raw = reply.raw if reply.problems else reply.content or ""
         if not (reply.content or "").strip():
             return AgentTurn(None, (), reply.usage, raw, (*reply.problems, _empty_reply(reply)))
         parsed = parse_text_reply(reply.content)
