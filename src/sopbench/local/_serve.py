@@ -40,6 +40,16 @@ SERVER_MODULES = (
     "pydantic_settings",
 )
 EXTRA_HINT = "pip install 'sopbench[local-llm]'"
+# pip builds llama.cpp for the CPU it builds on (-march=native); on CPUs with AMX that build crashes
+# at the first request (llama.cpp's AMX matrix code, seen with 0.3.36). The portable flags below
+# (AVX2, no AMX) run on any x86-64 CPU of the last decade; they are what .ci/run builds with.
+PORTABLE_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"
+)
+REBUILD_HINT = (
+    f'rebuild it with CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall --no-cache-dir '
+    "--no-deps llama-cpp-python"
+)
 
 
 class LocalServerError(Exception):
@@ -236,6 +246,18 @@ class LocalServer:
         if self.log_path is not None and not self.keep_log:
             self.log_path.unlink(missing_ok=True)
             self.log_path = None
+
+    def exited(self, code: int) -> str:
+        """Why the server is gone, in one line: its exit code (a signal by name) and last log line,
+        with what to do when llama.cpp crashed (a build whose CPU code does not run here)."""
+        what = f"code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                what = f"signal {signal.Signals(-code).name}"
+        line = f"the server exited by itself ({what}): {self.last_log_line()}"
+        if code in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS):
+            line += f"; llama.cpp crashed: {REBUILD_HINT}"
+        return line
 
     def wait(self) -> int:
         """Block until the server exits by itself; its exit code."""
