@@ -90,7 +90,7 @@ def scratch_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 FORBIDDEN = {
     "upward: tasks imports scoring": [("tasks/_scratch.py", "import sopbench.scoring\n")],
     "upward: scoring imports the command-line contract": [
-        ("scoring/_scratch.py", "from sopbench import _output\n")
+        ("scoring/_scratch.py", "from sopbench.cli import _contract\n")
     ],
     "upward: report imports the command line": [("report/_scratch.py", "import sopbench.cli\n")],
     "siblings: scoring imports agents": [
@@ -266,7 +266,8 @@ def test_the_private_import_check_tells_cross_package_imports_apart(
         ("tasks/test_load.py", "from sopbench._io import read_json", True),
         ("scoring/test_fuzz.py", "from sopbench import _io", True),
         ("test_leaderboard.py", "from sopbench.report._leaderboard import x", True),
-        ("test_cli.py", "from sopbench._output import verb", True),
+        ("test_leaderboard.py", "from sopbench.cli._contract import verb", True),
+        ("runner/test_run_cli.py", "from sopbench.cli import _options", True),
         ("scoring/test_pyeval.py", "from sopbench.scoring._pyeval import python_value", False),
         ("test_io.py", "from sopbench._io import read_json", False),
         ("test_replay.py", "from sopbench.replay import replay_file", False),

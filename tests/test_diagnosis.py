@@ -76,3 +76,57 @@ def test_the_cli_names_an_unknown_domain():
     result = CliRunner().invoke(app, ["diagnose", "--tasks", "casino", "--tasks-dir", str(TASKS)])
     assert result.exit_code == 2
     assert "unknown domain" in result.output
+
+
+def _tally_domain():
+    """A custom domain (one write, one limit), registered as a plugin's would be."""
+    from sopbench.domains import WRITE, Catalogue, Context, Domain, get_domain, register_domain
+
+    try:
+        return get_domain("tally_for_diagnosis_tests")
+    except KeyError:
+        pass
+    catalogue = Catalogue.from_dict(
+        {
+            "domain": "tally_for_diagnosis_tests",
+            "default_constraint_parameters": {"max_units": 3},
+            "tools": [
+                {
+                    "name": "take",
+                    "signature": ["units"],
+                    "params": [{"name": "units", "type": "integer"}],
+                    "required": ["units"],
+                }
+            ],
+            "innate_dependencies": {"take": None},
+            "required_dependencies": {"take": ["single", "within_limit", {"units": "units"}]},
+            "constraint_processes": {"within_limit": None},
+        }
+    )
+    tally = register_domain(Domain("tally_for_diagnosis_tests", catalogue))
+
+    @tally.tool(WRITE, "Take units.")
+    def take(ctx: Context, units: int):
+        ctx.db["taken"] += units
+        return True
+
+    @tally.check("At most {max_units} units.", "More than {max_units} units.")
+    def within_limit(ctx: Context, units: int) -> bool:
+        return units <= ctx.params["max_units"]
+
+    return tally
+
+
+def test_the_cli_diagnoses_the_tasks_of_a_custom_domain(tmp_path):
+    from sopbench.generation import generate_domain
+
+    _tally_domain()
+    generated = generate_domain("tally_for_diagnosis_tests", seed=0, world={"taken": 0}, budget=200)
+    (tmp_path / "tally_for_diagnosis_tests_tasks.json").write_bytes(generated.to_json())
+    result = CliRunner().invoke(
+        app, ["diagnose", "--tasks", "tally_for_diagnosis_tests", "--tasks-dir", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    over_tasks = json.loads(result.output)["tasks"]
+    assert over_tasks["kinds"]["reference"]["fixtures"] == generated.report.tasks > 0
+    assert over_tasks["surprises"] == []

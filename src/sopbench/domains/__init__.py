@@ -44,7 +44,14 @@ from ._oracle import (
     run_reference_path,
     task_oracle,
 )
-from ._registry import UnknownDomain, domain_names, get_domain, register_domain
+from ._registry import PUBLISHED_DOMAINS, UnknownDomain, domain_names, get_domain, register_domain
+from ._selection import (
+    ALL_DOMAINS,
+    UnknownDomainSelection,
+    domain_selection,
+    known_domains,
+    select_domains,
+)
 from ._simulator import (
     EXIT_TOOL,
     MAX_CALLS,
@@ -74,9 +81,12 @@ from ._system import (
     tool_not_found_text,
 )
 
-PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
-
 __all__ = [
+    "ALL_DOMAINS",
+    "UnknownDomainSelection",
+    "domain_selection",
+    "known_domains",
+    "select_domains",
     "EXIT_TOOL",
     "MAX_CALLS",
     "MAX_MESSAGES",

@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 from ._mechanism import Domain
 
 _registered: dict[str, Domain] = {}
-_BUILT_IN = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
+PUBLISHED_DOMAINS = ("bank", "dmv", "healthcare", "online_market", "university", "library", "hotel")
 
 
 def register_domain(domain: Domain, *, replace: bool = False) -> Domain:
@@ -35,7 +35,7 @@ class UnknownDomain(KeyError):
 def get_domain(name: str) -> Domain:
     """The domain called ``name``; raises ``KeyError`` listing the known ones."""
     if name not in _registered:
-        if name in _BUILT_IN:
+        if name in PUBLISHED_DOMAINS:
             import importlib
 
             importlib.import_module(f"sopbench.domains.{name}")

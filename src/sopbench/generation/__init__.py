@@ -28,6 +28,7 @@ from ._generate import (
     generate_domain,
     world_database,
 )
+from ._select import select_goals
 
 __all__ = [
     "DEFAULT_SEED",
@@ -54,5 +55,6 @@ __all__ = [
     "nesting_depth",
     "outcome_cases",
     "published_file",
+    "select_goals",
     "world_database",
 ]

@@ -14,9 +14,9 @@ The command line only parses options, checks paths and calls these; tests call t
 from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CARD_READINGS, CardChoice, read_card_choices
 from ._compare import COMPARE_FORMATS, CompareError, CompareReport, compare_sources, render_compare
-from ._diagnosis import DiagnosisReport, domains_of, load_domain_tasks, run_diagnosis
+from ._diagnosis import DiagnosisReport, load_domain_tasks, run_diagnosis
 from ._evaluation import ConfigurationReport, EvaluationReport, configuration_reports, evaluate_files
-from ._generation import generation_table
+from ._generation import GenerationSummary, generation_table, summarise_generation
 from ._html import DEFAULT_VIEWER_URL, HtmlReport, build_html_report
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
@@ -51,6 +51,7 @@ from ._table import (
 
 __all__ = [
     "DEFAULT_VIEWER_URL",
+    "GenerationSummary",
     "HtmlReport",
     "build_html_report",
     "stored_protocol_name",
@@ -84,9 +85,9 @@ __all__ = [
     "build_leaderboard",
     "compare_files",
     "comparison_tables",
-    "domains_of",
     "evaluate_files",
     "generation_table",
+    "summarise_generation",
     "load_domain_tasks",
     "percent",
     "rate_text",

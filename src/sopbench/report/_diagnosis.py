@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.diagnosis import diagnose_tasks
-from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.evaluation import diagnostic
 from sopbench.tasks import Task, load_tasks, task_file
 
@@ -54,21 +53,6 @@ def _kinds(title: str, totals: dict[str, Any]) -> TextTable:
         table.add_row([kind, *(str(counts[c]) for c in columns)])
     table.add_row(["total", *(str(totals[c]) for c in columns)], bold=True)
     return table
-
-
-def domains_of(selection: str) -> list[str]:
-    """``all`` or comma-separated published domains; raises ``ValueError`` naming unknown ones."""
-    domains = (
-        list(PUBLISHED_DOMAINS)
-        if selection == "all"
-        else [d.strip() for d in selection.split(",") if d.strip()]
-    )
-    unknown = [d for d in domains if d not in PUBLISHED_DOMAINS]
-    if unknown or not domains:
-        raise ValueError(
-            f"unknown domain(s) {', '.join(unknown) or '(none given)'} (known: all, {', '.join(PUBLISHED_DOMAINS)})"
-        )
-    return domains
 
 
 def load_domain_tasks(tasks_dir: Path, domains: list[str]) -> list[Task]:

@@ -13,7 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sopbench.agents import agent_factory, user_factory
-from sopbench.domains import MAX_CALLS, MAX_MESSAGES, ToolList
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES, ToolList, domain_selection
 
 
 class RunConfigError(ValueError):
@@ -81,9 +81,7 @@ class RunConfig(BaseModel):
     @field_validator("domains", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
+        return domain_selection(value) if isinstance(value, str) else value
 
     @property
     def tasks_path(self) -> Path:

@@ -1,0 +1,5 @@
+"""``python -m sopbench.cli``: the console script."""
+
+from sopbench.cli import main
+
+main()

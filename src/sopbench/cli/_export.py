@@ -1,0 +1,142 @@
+"""``sopbench export``: a run folder as JSON Lines, trajectory files, or what the model was shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ._app import app
+from ._contract import verb
+from ._job import Job, OutputTarget, UserError, current_job, err_console
+from ._options import choice
+
+if TYPE_CHECKING:
+    from sopbench.runner import Store
+
+Folder = Annotated[Path, typer.Argument(metavar="DIR", help="A run folder (holding results.sqlite).")]
+OutputFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="NAME",
+        help="jsonl (one episode per line), sopbench (trajectory files) or shown (the system prompts "
+        "and tool schemas the model was shown, one JSON document).",
+    ),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="PATH",
+        show_default=False,
+        help="jsonl: a file, - for stdout (the default); sopbench: a folder (default DIR/trajectories).",
+    ),
+]
+Timings = Annotated[
+    bool, typer.Option(help="Include latency_s (off: byte-identical exports of deterministic agents).")
+]
+TasksOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="PATH", show_default=False, help="Task files for --format sopbench (default: the run's)."
+    ),
+]
+
+
+@verb(
+    app,
+    epilog="Examples: sopbench export runs/reference --format jsonl > episodes.jsonl ; "
+    "sopbench export runs/reference --format sopbench --output runs/reference/trajectories",
+)
+def export(
+    folder: Folder,
+    output_format: OutputFormat = "jsonl",
+    output: OutputOption = None,
+    timings: Timings = True,
+    tasks: TasksOption = None,
+) -> None:
+    """Export a run folder: JSON Lines with one episode per line, or trajectory files of the published layout.
+
+    Each line holds domain, task_id, goal, agent, model, tool_mode, tool_list, run, seed, status,
+    tool_calls, final_database, verdict (passed, database, permission, procedure and the seven
+    published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
+    --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
+    (and the original code) can score. --format shown writes what a model agent was shown: each
+    distinct system prompt and tool list once, and which ones each episode got.
+    """
+    from sopbench.runner import StoreError, open_existing, store_files
+
+    job = current_job()
+    choice("--format", output_format, ("jsonl", "sopbench", "shown"))
+    job.inputs([folder], "argument", must_exist=False)  # open_existing names what is missing
+    job.inputs(store_files(folder), "the run's store", must_exist=False)
+    if output_format in ("jsonl", "shown"):
+        target = job.output(output)
+    else:
+        if output is not None and str(output) == "-":
+            raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
+        trajectories_folder = job.output_folder(output or folder / "trajectories", new_folders=True)
+    try:
+        store = open_existing(folder)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        if output_format == "sopbench":
+            _export_trajectories(job, store, folder, trajectories_folder, tasks)
+        else:
+            _export_lines(job, store, folder, target, shown=output_format == "shown", timings=timings)
+    finally:
+        store.close()
+
+
+def _export_lines(
+    job: Job, store: Store, folder: Path, target: OutputTarget, *, shown: bool, timings: bool
+) -> None:
+    """--format jsonl (one episode per line) or shown (one document), into ``target``."""
+    from sopbench.runner import export_jsonl, export_shown
+
+    with job.write(target) as sink:
+        count = (
+            export_shown(store, sink)
+            if shown
+            else export_jsonl(store, sink, timings=timings, on_damaged=job.problem)
+        )
+    what = "what the model was shown in " if shown else ""
+    job.finish(f"{what}{count} episodes exported to {target}")
+    err_console().print(f"exported {what}{count} episodes to {target}", markup=False)
+    if count == 0:
+        job.nothing_to_do(
+            f"{folder} holds no record of what a model was shown (no model agent ran)"
+            if shown
+            else f"{folder} holds no episode"
+        )
+
+
+def _export_trajectories(
+    job: Job, store: Store, folder: Path, trajectories_folder: Path, tasks: Path | None
+) -> None:
+    """--format sopbench: trajectory files of the published layout (each declared as an output first)."""
+    from sopbench.runner import StoreError, default_tasks_path, export_sopbench
+
+    task_path = tasks or default_tasks_path(store)
+    job.inputs([task_path], "--tasks")
+    if task_path.is_dir():
+        job.inputs(sorted(task_path.iterdir()), "--tasks", must_exist=False)
+
+    def declare(files: list[Path]) -> None:
+        for file in files:
+            job.output(file, new_folders=True)
+
+    try:
+        written = export_sopbench(
+            store, trajectories_folder, task_path, on_damaged=job.problem, check_targets=declare
+        )
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    for path in written:
+        err_console().print(f"wrote {path}", markup=False)
+    if not written:
+        job.nothing_to_do(f"{folder} holds no completed episode")

@@ -1,0 +1,128 @@
+"""What verbs read (run folders, trajectory files, task files) and the JSON Lines of runs they write."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+from sopbench.tasks import LoadError, Task
+
+from ._job import OutputTarget, UserError, current_job, err_console, out_console
+from ._options import DEFAULT_TASKS_DIR
+
+
+def read_tasks(option: str, where: Path, load: Callable[[], list[Task]]) -> list[Task]:
+    """Tasks from ``load()``; a task file that cannot be read is the user's to fix (one line, exit 2)."""
+    try:
+        return load()
+    except LoadError as exc:
+        raise UserError(f"{option} {where}: {exc}") from None
+
+
+def trajectory_files(paths: list[Path]) -> list[Path]:
+    """The trajectory files under ``paths``, all declared as inputs (no output may be one of them)."""
+    from sopbench.traces import iter_trajectory_files
+
+    job = current_job()
+    job.inputs(paths)
+    files = list(iter_trajectory_files(paths))
+    job.inputs(files, must_exist=False)
+    return files
+
+
+class FoundSources:
+    """What a verb reads: run folders (their results.sqlite) and trajectory files."""
+
+    def __init__(self, run_folders: list[Path], files: list[Path]) -> None:
+        self.run_folders = run_folders
+        self.files = files
+
+    def __len__(self) -> int:
+        return len(self.run_folders) + len(self.files)
+
+
+def find_sources(paths: list[Path], *, run_folders: bool = True) -> FoundSources:
+    """Run folders among ``paths`` and the trajectory files under the others, all declared inputs."""
+    from sopbench.report import outside_run_folders, split_sources
+
+    if not run_folders:
+        return FoundSources([], trajectory_files(paths))
+    job = current_job()
+    job.inputs(paths)
+    folders, others = split_sources(paths)
+    job.inputs([folder / "results.sqlite" for folder in folders], must_exist=False)
+    files = outside_run_folders(trajectory_files(others), folders) if others else []
+    return FoundSources(folders, files)
+
+
+def runs_to_jsonl(
+    paths: list[Path], output: Path, as_json: bool, done: str, produce, *, run_folders: bool = False
+) -> None:
+    """Check ``paths`` and ``output``, then ``produce(sources, write, advance)`` -> (result, runs):
+    each run's ``to_json()`` goes to ``write``, one JSON line of ``output``; then the summary."""
+    job = current_job()
+    sources = find_sources(paths, run_folders=run_folders)
+    target = job.output(output)
+    if target.is_stdout and as_json:
+        raise UserError("--output - and --json would both print on standard output; name a file for --output")
+    if not len(sources):
+        nothing_found(paths, target)
+        return
+    with job.progress(len(sources), done) as advance, job.write(target) as sink:
+        result, runs = produce(sources, lambda item: sink.write(json_line(item.to_json())), advance)
+    job.finish(f"{runs} runs {done}, written to {target}")
+    if runs == 0:
+        job.nothing_to_do(f"no run could be {done}")
+    show_summary(result, target, as_json)
+
+
+def nothing_found(paths: list[Path], target: OutputTarget | None = None) -> None:
+    untouched = "" if target is None else f"; {target} not written"
+    names = ", ".join(str(p) for p in paths)
+    current_job().nothing_to_do(f"no trajectory file (.json, .json.gz) in {names}{untouched}")
+
+
+def json_line(data: object) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def show_summary(result, target: OutputTarget, as_json: bool) -> None:
+    """A verb's summary: one JSON document, or its table and notes (on stderr when the data is on stdout)."""
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        return
+    console = err_console() if target.is_stdout else out_console()
+    for table in result.tables() if hasattr(result, "tables") else [result.table()]:
+        table.print(console)
+    for note in result.notes():
+        console.print(note, markup=False)
+    console.print(f"wrote {target}", markup=False)
+
+
+def baseline_tasks(tasks_dir: Path | None) -> tuple[Path, list[Task] | None]:
+    """The folder of task files for the baseline rows (--tasks-dir, declared as an input, else the
+    published tasks when they are there) and its tasks; None when neither is given nor there."""
+    from sopbench.tasks import iter_all_tasks
+
+    folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
+    if tasks_dir is not None:
+        current_job().inputs([tasks_dir], "--tasks-dir")
+    if tasks_dir is None and not folder.is_dir():
+        return folder, None
+    return folder, read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
+
+
+@contextmanager
+def run_folder_errors() -> Iterator[None]:
+    """A run folder that cannot be read is the user's to fix: one line, exit 2."""
+    from sopbench.report import RunFolderError
+
+    try:
+        yield
+    except RunFolderError as exc:
+        raise UserError(str(exc)) from None

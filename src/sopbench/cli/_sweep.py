@@ -1,0 +1,94 @@
+"""``sopbench sweep``: every configuration of a sweep file, then the leaderboard over them all."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import app
+from ._contract import verb
+from ._job import UserError, current_job
+from ._options import what_is
+
+File = Annotated[
+    Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
+]
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", metavar="DIR", help="One run folder per configuration: DIR/<name>/.")
+]
+Executor = Annotated[
+    str, typer.Option(metavar="NAME", help="local (this process) or ray (episodes as Ray tasks).")
+]
+Address = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ADDR",
+        show_default=False,
+        help="ray: the cluster to join (auto: this machine's); default: a new local instance.",
+    ),
+]
+OutputFormat = Annotated[str, typer.Option("--format", metavar="FORMAT", help="markdown, csv or json.")]
+
+
+@verb(
+    app,
+    epilog="Example: sopbench sweep examples/sweeps/builtin.toml --output sweeps/builtin",
+)
+def sweep(
+    file: File,
+    output: OutputOption,
+    executor: Executor = "local",
+    address: Address = None,
+    output_format: OutputFormat = "markdown",
+) -> None:
+    """Run every configuration of a sweep file (each resumable), then the leaderboard over them all.
+
+    The whole file is checked before any episode. Running the same command again resumes every
+    configuration; configurations added to the file are run, changed ones are refused.
+    """
+    from contextlib import nullcontext
+
+    from sopbench.report import render_leaderboard
+    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.sweep import (
+        RayUnavailable,
+        SweepDisplay,
+        SweepError,
+        expand,
+        planned_episodes,
+        ray_player,
+        read_sweep,
+        run_sweep,
+    )
+
+    job = current_job()
+    if executor not in ("local", "ray"):
+        raise UserError(f"--executor {executor}: choose local or ray")
+    if address is not None and executor != "ray":
+        raise UserError("--address needs --executor ray")
+    job.inputs([file], "SWEEP.toml")
+    if output.exists() and not output.is_dir():
+        raise UserError(
+            f"--output {output}: is {what_is(output)}; name a folder (it holds one run folder per configuration)"
+        )
+    job.output_folder(output, new_folders=True)
+    target = job.output(None, "stdout")
+    try:
+        configurations = expand(read_sweep(file), output, str(file))
+        cluster = ray_player(address) if executor == "ray" else nullcontext(None)
+        with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
+            report = run_sweep(configurations, display, player)
+    except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
+        raise UserError(str(exc)) from None
+    assert report.leaderboard is not None
+    incomplete = [name for name, r in report.reports.items() if not r.complete]
+    for name in incomplete:
+        job.problem(
+            f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)",
+            kind="infra_error",
+        )
+    job.finish(f"{len(report.reports)} configurations in {output}")
+    job.write_text(target, render_leaderboard(report.leaderboard, output_format))
