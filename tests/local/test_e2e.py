@@ -9,7 +9,10 @@ API key appears nowhere; and the server stops with its process group on SIGTERM.
 
 Marked ``e2e`` (``pytest -m e2e``). It needs the extra ``local-llm`` and skips with that reason
 without it; ``.ci/run`` installs the extra and sets ``SOPBENCH_REQUIRE_LOCAL_LLM=1``, which makes
-its absence an error. About 4-6 minutes on 2 cores (prompt evaluation runs at ~140 tokens/s).
+its absence an error. About 4-6 minutes on 2 idle cores (prompt evaluation runs at ~140 tokens/s),
+12-16 minutes when other work loads the machine. Every mode must have a completed episode with
+replies (an infra_error, say a timeout on a loaded machine, must be named); every completed one
+has a verdict, usage and request times; every text-mode reply keeps its raw text at its message.
 """
 
 from __future__ import annotations
