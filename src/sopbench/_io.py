@@ -249,7 +249,7 @@ def at(parent: str, key: str | int) -> str:
     return f"{parent}.{key}" if parent else key
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """How a JSON value is called in messages ("an object", "null", ...)."""
     return _JSON_NAMES.get(type(value), type(value).__name__)
 
@@ -313,6 +313,6 @@ def expect_str_map(value: Any, field: str) -> dict[str, str]:
     return mapping
 
 
-def show(value: Any, limit: int = 60) -> str:
+def show(value: object, limit: int = 60) -> str:
     """A short one-line rendering of a value for messages."""
     return clip(repr(value), limit)

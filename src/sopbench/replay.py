@@ -11,7 +11,7 @@ The published system kept partial writes of a call that raised half-way; replay 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,7 +158,7 @@ def replay_run(
             break
         for call in message_calls:
             if call.name not in offered:
-                arguments: Any = None
+                arguments: Mapping[str, Any] | str | None = None
             elif call.arguments is None:
                 errors.append(
                     f"step {len(calls) + 1}: {call.name} arguments are not a JSON object ({call.arguments_error})"

@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,17 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def _ends_within(pid: int, seconds: float) -> bool:
+    # A signal is delivered when its target is next scheduled: on a loaded machine the child may
+    # still be running for a moment after stop() returned, but it must end.
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 @pytest.fixture
 def gguf(tmp_path: Path) -> Path:
     path = tmp_path / "m.gguf"
@@ -65,7 +77,7 @@ def test_start_waits_until_it_answers_and_stop_ends_the_whole_group(gguf, tmp_pa
         child = int((tmp_path / "child.pid").read_text())
         assert _alive(child)
     assert not server.answers()
-    assert not _alive(child)  # no orphan
+    assert _ends_within(child, seconds=10)  # no orphan
 
 
 def test_a_port_in_use_is_refused(gguf, tmp_path):

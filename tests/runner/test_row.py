@@ -4,7 +4,18 @@ import re
 import sqlite3
 from pathlib import Path
 
-from sopbench.runner import COLUMN_TYPES, END_REASONS, STATUSES, Store
+from sopbench.runner import (
+    COLUMN_TYPES,
+    END_REASONS,
+    EXPORT_FIELDS,
+    EXPORTED_SETTINGS,
+    NOT_EXPORTED,
+    SETTINGS_AFTER,
+    STATUSES,
+    TIMING_FIELDS,
+    Store,
+    export_line,
+)
 
 RUNNER_DOC = Path(__file__).resolve().parents[2] / "docs" / "runner.md"
 
@@ -37,4 +48,41 @@ def test_a_new_store_has_exactly_the_record_columns(tmp_path: Path) -> None:
     table = db.execute("PRAGMA table_info(episodes)").fetchall()
     assert [(row[1], row[2]) for row in table] == [
         (name, "TEXT" if sql == "JSON" else sql) for name, sql in COLUMN_TYPES.items()
+    ]
+
+
+def doc_export_fields() -> list[tuple[str, str]]:
+    """The export's table in docs/runner.md: (field, column) per field, in order."""
+    text = RUNNER_DOC.read_text()
+    table = text[text.index("| field | from column | what |") :].split("\n\n", 1)[0]
+    out: list[tuple[str, str]] = []
+    for line in table.splitlines()[2:]:
+        names, column = (cell.strip() for cell in line.strip("|").split("|")[:2])
+        out += [(name, column) for name in re.split(r",\s*", names)]
+    return out
+
+
+def test_every_column_is_exported_or_left_out_for_a_reason() -> None:
+    exported = [column for _name, column in EXPORT_FIELDS]
+    assert len(exported) == len(set(exported))
+    assert set(exported) | set(NOT_EXPORTED) == set(COLUMN_TYPES)
+    assert not set(exported) & set(NOT_EXPORTED)
+    assert all(NOT_EXPORTED.values())
+
+
+def test_the_doc_lists_the_export_fields_in_their_order() -> None:
+    expected: list[tuple[str, str]] = []
+    for name, column in EXPORT_FIELDS:
+        expected.append((name, column))
+        if name == SETTINGS_AFTER:
+            expected += [(setting, "(manifest)") for setting in EXPORTED_SETTINGS]
+    assert doc_export_fields() == expected
+
+
+def test_an_export_line_has_the_fields_of_the_doc_table_in_its_order() -> None:
+    row = {column: None for column in COLUMN_TYPES} | {"status": "infra_error", "tool_calls": []}
+    line = export_line(row, ablations=EXPORTED_SETTINGS)
+    assert list(line) == [name for name, _column in doc_export_fields()]
+    assert list(export_line(row, timings=False)) == [
+        name for name, _column in EXPORT_FIELDS if name not in TIMING_FIELDS
     ]

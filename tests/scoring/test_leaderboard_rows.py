@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from sopbench.scoring import RunScore, leaderboard, score_run
+from sopbench.scoring import RunScore, leaderboard, leaderboard_domains, score_run
 from sopbench.traces import record_from_json
 
 NAME = "ast_{model}-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
@@ -65,3 +65,15 @@ def test_the_baseline_neither_widens_the_coverage_nor_goes_apart(template):
         True,
         False,
     )
+
+
+def test_a_file_named_otherwise_is_its_own_row_and_columns_put_published_domains_first(template):
+    rows = leaderboard(
+        scores(template, "zoo/my-run.json", "zoo", 1, 2)
+        + scores(template, f"hotel/{NAME.format(model='m')}", "hotel", 1, 1)
+        + scores(template, f"bank/{NAME.format(model='m')}", "bank", 1, 1)
+    )
+    odd = next(row for row in rows if row.model == "my-run.json")
+    assert (odd.mode, odd.tool_list, odd.user, odd.folder) == ("?", "?", None, "")
+    # Published domains in their published order (bank before hotel), then custom ones by name.
+    assert leaderboard_domains(rows) == ["bank", "hotel", "zoo"]

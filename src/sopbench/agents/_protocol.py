@@ -206,7 +206,7 @@ def register_user(name: str) -> Callable[[_T], _T]:
     return decorate
 
 
-def _register(table: dict[str, Any], what: str, name: str, factory: Any) -> None:
+def _register(table: dict[str, Any], what: str, name: str, factory: object) -> None:
     if name in table and table[name] is not factory:
         raise ValueError(f"{what} {name!r} is already registered by {table[name]!r}")
     table[name] = factory

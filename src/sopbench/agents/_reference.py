@@ -21,7 +21,7 @@ import itertools
 import json
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from sopbench.constraints import And, Chain, Expr, Single, singles
 from sopbench.domains import Context, ToolKind, get_domain
@@ -310,20 +310,20 @@ class _Unseeable(LookupError):
 class _NoData(dict):
     """A database that has nothing in it: any read fails."""
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: object) -> NoReturn:
         raise LookupError(key)
 
-    def get(self, key: Any, default: Any = None) -> Any:
+    def get(self, key: object, default: object = None) -> NoReturn:
         raise LookupError(key)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> NoReturn:
         raise LookupError("database")
 
-    def __contains__(self, key: Any) -> bool:
+    def __contains__(self, key: object) -> bool:
         raise LookupError(key)
 
 
-def _no_call(*_args: Any, **_kwargs: Any) -> Any:
+def _no_call(*_args: object, **_kwargs: object) -> NoReturn:
     raise LookupError("no tool calls while working something out")
 
 

@@ -130,20 +130,10 @@ UserBaseUrl = Annotated[str | None, typer.Option(metavar="URL", help="User: Open
 UserModel = Annotated[str | None, typer.Option(metavar="NAME", help="User: model name.")]
 UserApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help="User: variable holding the API key.")]
 UserTemperature = Annotated[
-    str | None,
-    typer.Option(
-        metavar="T",
-        show_default="1.0",
-        help="User (llm): sampling temperature (published: 1.0), or 'default' to send none.",
-    ),
+    str | None, typer.Option(metavar="T", show_default="1.0", help="User (llm): like --temperature.")
 ]
 UserMaxTokens = Annotated[
-    str | None,
-    typer.Option(
-        metavar="N",
-        show_default="128",
-        help="User (llm): completion token limit per reply (published: 128), or 'none' to send no limit.",
-    ),
+    str | None, typer.Option(metavar="N", show_default="128", help="User (llm): like --max-tokens.")
 ]
 UserRequestTimeout = Annotated[
     float | None, typer.Option(metavar="SECONDS", show_default="300", help="User (llm): per request.")

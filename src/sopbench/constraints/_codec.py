@@ -131,5 +131,5 @@ def referenced_names(expr: Expr | None) -> set[str]:
     return {s.name for s in singles(expr)}
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     return clip(repr(value), 80)

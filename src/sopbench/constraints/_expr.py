@@ -67,7 +67,7 @@ class _Group:
     def __init__(self, children: Iterable[Expr]) -> None:
         object.__setattr__(self, "children", tuple(children))
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other: object) -> bool:

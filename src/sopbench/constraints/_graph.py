@@ -8,7 +8,7 @@ called earlier. "The node of tool f" means the lowest-index node naming f.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeAlias, cast
 
@@ -83,14 +83,14 @@ class ActionGraph:
             "connections": [[source, to] for source, to in self.connections],
         }
 
-    def canonical(self, root: int = 0) -> Any:
+    def canonical(self, root: int = 0) -> Hashable:
         """A numbering-independent form: equal for graphs with the same structure and labels."""
         children: list[list[int]] = [[] for _ in self.nodes]
         for source, to in self.connections:
             children[source].append(to)
-        memo: dict[int, Any] = {}
+        memo: dict[int, Hashable] = {}
 
-        def canon(index: int) -> Any:
+        def canon(index: int) -> Hashable:
             if index not in memo:
                 node = self.nodes[index]
                 below = frozenset(canon(c) for c in children[index])

@@ -15,7 +15,7 @@ def clip(text: str, limit: int = 60) -> str:
 _HEADERS = {And: "ALL of:", Or: "ANY of:", Chain: "IN ORDER:", Gate: "FIRST THAT HOLDS:"}
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """A compact, unambiguous rendering of an argument value (strings unquoted when plain)."""
     if isinstance(value, str):
         return value if value and all(ch.isalnum() or ch in "_-.@:/" for ch in value) else repr(value)

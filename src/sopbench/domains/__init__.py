@@ -50,6 +50,7 @@ from ._selection import (
     UnknownDomainSelection,
     domain_selection,
     known_domains,
+    ordered_domains,
     select_domains,
 )
 from ._simulator import (
@@ -102,6 +103,7 @@ __all__ = [
     "published_offer",
     "sopbench_offer",
     "PUBLISHED_DOMAINS",
+    "ordered_domains",
     "READ",
     "REQUIRED",
     "SESSION_BEFORE_CREDENTIALS",

@@ -187,7 +187,7 @@ def parameter_problem(param: Mapping[str, Any], value: Any) -> str | None:
     return None
 
 
-def _is_json_type(value: Any, kind: Any) -> bool:
+def _is_json_type(value: object, kind: object) -> bool:
     types = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
     if types is None:
         return True

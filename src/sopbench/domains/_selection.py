@@ -28,10 +28,17 @@ def domain_selection(text: str | Iterable[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def ordered_domains(names: Iterable[str]) -> list[str]:
+    """``names`` once each in the order every table, run and selection uses: the published domains
+    in their published order, then any other (custom) domain by name."""
+    present = set(names)
+    return [d for d in PUBLISHED_DOMAINS if d in present] + sorted(present - set(PUBLISHED_DOMAINS))
+
+
 def known_domains() -> list[str]:
     """Every domain a selection may name: the published ones in their published order, then every
     other registered domain (entry points included), alphabetically."""
-    return [*PUBLISHED_DOMAINS, *sorted(set(domain_names()) - set(PUBLISHED_DOMAINS))]
+    return ordered_domains([*PUBLISHED_DOMAINS, *domain_names()])
 
 
 def select_domains(text: str | Iterable[str], *, among: Iterable[str] | None = None) -> list[str]:

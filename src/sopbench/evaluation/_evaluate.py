@@ -134,7 +134,7 @@ def _same_number(a: Any, b: Any) -> bool:
     return isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and a == b
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     return clip(repr(value), 60)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,7 +37,7 @@ class Trace:
     final_state: Any = None
     messages: tuple[str, ...] = ()
 
-    def __init__(self, calls: Any, final_state: Any = None, messages: Any = ()) -> None:
+    def __init__(self, calls: Iterable[ToolCall], final_state: Any = None, messages: Iterable[str] = ()) -> None:
         object.__setattr__(self, "calls", tuple(calls))
         object.__setattr__(self, "final_state", final_state)
         object.__setattr__(self, "messages", tuple(messages))

@@ -19,11 +19,11 @@ from sopbench.tasks import Task
 from ._enumerate import Variant, single_text
 
 
-def canonical(expr: Expr | None) -> Any:
+def canonical(expr: Expr | None) -> list[object] | None:
     """An order-insensitive form of an SOP (children of and/or sorted), to recognise a variant."""
     expr = simplify(expr)
 
-    def form(e: Expr) -> Any:
+    def form(e: Expr) -> list[object]:
         if isinstance(e, Single):
             return ["single", ("not " if e.negated else "") + e.name, sorted(e.params or ())]
         children = [form(c) for c in e.children]

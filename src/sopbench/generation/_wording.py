@@ -44,7 +44,7 @@ def _purpose(domain: Domain, goal: str) -> str:
     return f"The service does this: {text[0].lower()}{text[1:]}" if text else ""
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)

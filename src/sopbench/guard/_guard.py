@@ -17,6 +17,7 @@ from typing import Any
 
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
 from sopbench.evaluation import ToolCall, procedure_problem
+from sopbench.tasks import Task
 
 Expand = Callable[[ToolCall], list[ToolCall]]
 
@@ -71,7 +72,7 @@ class ObservedFacts:
         return None
 
 
-def observed_truth(output: Any) -> bool | None:
+def observed_truth(output: object) -> bool | None:
     """A helper's answer as a truth value, or None when it is not a yes/no answer."""
     if isinstance(output, tuple) and len(output) == 2 and output[0] is True:
         output = output[1]
@@ -116,7 +117,7 @@ class Guard:
         return cls(procedure_sop(domain), expand=lambda call: procedure_calls(domain, call))
 
     @classmethod
-    def for_task(cls, task: Any) -> Guard:
+    def for_task(cls, task: Task) -> Guard:
         """A guard for one task: its domain's default SOPs, and the task's own SOP for its goal."""
         from sopbench.scoring import procedure_calls, procedure_sop
 

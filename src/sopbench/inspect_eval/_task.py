@@ -26,7 +26,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from sopbench.agents import user_factory
+from sopbench.agents import Usage, user_factory
 from sopbench.constraints import dump
 from sopbench.runner import (
     Limits,
@@ -177,7 +177,7 @@ def sopbench_agent(
     return solve
 
 
-def _usage(usage: Any) -> dict[str, int]:
+def _usage(usage: Usage) -> dict[str, int]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 

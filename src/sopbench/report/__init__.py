@@ -20,14 +20,12 @@ from ._generation import GenerationSummary, generation_table, summarise_generati
 from ._html import DEFAULT_VIEWER_URL, HtmlReport, build_html_report
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
-    LEADERBOARD_FORMATS,
     LeaderboardReport,
     build_leaderboard,
     compare_files,
-    comparison_tables,
-    render_leaderboard,
     tasks_in_records,
 )
+from ._leaderboard_text import LEADERBOARD_FORMATS, comparison_tables, render_leaderboard
 from ._prices import read_prices
 from ._replay import ReplayReport, replay_files
 from ._run import RunResult, run_tables

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, score_paths, summarize
+from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, summarize
 from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usage
 
 from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CardChoice
-from ._sources import scores_of_run_folders
+from ._sources import score_files, scores_of_run_folders
 from ._table import TextTable, records_without_trajectory, summary_table
 
 Progress = Callable[[str], None]  # called with each file's (or run folder's) name once it is done
@@ -136,25 +136,19 @@ def evaluate_files(
             scores.append(score)
             write(score)
             from_folders += 1
-    for file in files:
-        before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
-        for score in score_paths(
-            [file],
-            protocol,
-            report=scoring,
-            credit_cards=credit_cards,
-            runs=runs,
-            justify_refusal=justify_refusal,
-        ):
-            scores.append(score)
-            write(score)
-        if on_problem is not None:
-            for problem in scoring.errors[before:]:
-                on_problem(problem)
-        label = f"{file.parent.name}/{file.name}"
-        without_runs += [(label, index) for _name, index in scoring.records_without_runs[before_empty:]]
-        if progress is not None:
-            progress(label)
+    for _file, score in score_files(
+        files,
+        protocol,
+        scoring,
+        without_runs,
+        runs=runs,
+        credit_cards=credit_cards,
+        justify_refusal=justify_refusal,
+        progress=progress,
+        on_problem=on_problem,
+    ):
+        scores.append(score)
+        write(score)
     return EvaluationReport(
         protocol=str(protocol),
         configurations=configuration_reports(scores, prices),

@@ -8,15 +8,25 @@ trajectory files, scored under the protocol asked for.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score
-from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore
+from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore, ScoringReport, score_paths
 
-__all__ = ["RunFolder", "RunFolderError", "is_run_folder", "outside_run_folders", "read_run_folder", "split_sources"]
+from ._cards import CardChoice
+
+__all__ = [
+    "RunFolder",
+    "RunFolderError",
+    "is_run_folder",
+    "outside_run_folders",
+    "read_run_folder",
+    "score_files",
+    "split_sources",
+]
 
 
 def is_run_folder(path: Path) -> bool:
@@ -136,3 +146,39 @@ def scores_of_run_folders(
         if progress is not None:
             progress(folder.name)
     return scores
+
+
+def score_files(
+    files: Iterable[Path],
+    protocol: Protocol,
+    scoring: ScoringReport,
+    without_runs: list[tuple[str, int]],
+    *,
+    runs: str = "all",
+    credit_cards: CardChoice | None = None,
+    justify_refusal: bool = False,
+    progress: Callable[[str], None] | None = None,
+    on_problem: ProblemSink | None = None,
+) -> Iterator[tuple[Path, RunScore]]:
+    """Every run of ``files`` scored under ``protocol``, file by file, each score with its file, as
+    soon as it is made. This is the one file loop of the report verbs: after each file its problems
+    go to ``on_problem`` (and stay in ``scoring``), its records without a run are added to
+    ``without_runs`` as ``("<domain>/<file>", record)``, and ``progress`` gets its name."""
+    for file in files:
+        before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
+        for score in score_paths(
+            [file],
+            protocol,
+            report=scoring,
+            credit_cards=credit_cards,
+            runs=runs,
+            justify_refusal=justify_refusal,
+        ):
+            yield file, score
+        if on_problem is not None:
+            for problem in scoring.errors[before:]:
+                on_problem(problem)
+        label = f"{file.parent.name}/{file.name}"
+        without_runs += [(label, index) for _name, index in scoring.records_without_runs[before_empty:]]
+        if progress is not None:
+            progress(label)

@@ -13,14 +13,27 @@ transaction; running the same configuration again skips finished episodes and re
 from sopbench.domains import TOOL_LISTS
 
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
-from ._episode import EpisodeResult, ExecutedCall, Limits, run_episode
+from ._desk import ExecutedCall
+from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import record_json
-from ._row import COLUMN_TYPES, END_REASONS, STATUSES, EndReason, EpisodeRow, Status
+from ._row import (
+    COLUMN_TYPES,
+    END_REASONS,
+    EXPORT_FIELDS,
+    EXPORTED_SETTINGS,
+    NOT_EXPORTED,
+    SETTINGS_AFTER,
+    STATUSES,
+    TIMING_FIELDS,
+    EndReason,
+    EpisodeRow,
+    Status,
+)
 from ._run import BASELINE_AGENTS, Progress, RunInterrupted, RunReport, baseline_scores, run
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
@@ -40,6 +53,11 @@ from ._store import (
 
 __all__ = [
     "COLUMN_TYPES",
+    "EXPORT_FIELDS",
+    "EXPORTED_SETTINGS",
+    "NOT_EXPORTED",
+    "SETTINGS_AFTER",
+    "TIMING_FIELDS",
     "END_REASONS",
     "STATUSES",
     "EndReason",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,7 +163,7 @@ class RunConfig(BaseModel):
                 raise RunConfigError(f"cannot create {what} {name!r}: {exc}") from None
 
 
-def effective_options(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
+def effective_options(factory: Callable[..., object], options: dict[str, Any]) -> dict[str, Any]:
     """The options a factory runs with: its signature's defaults, overridden by ``options``."""
     try:
         parameters = inspect.signature(factory).parameters
@@ -177,7 +177,7 @@ def effective_options(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
     return {**defaults, **options}
 
 
-def required_options(factory: Any) -> list[str]:
+def required_options(factory: Callable[..., object]) -> list[str]:
     """Constructor parameters without a default (options the user must give)."""
     try:
         parameters = inspect.signature(factory).parameters
@@ -190,7 +190,7 @@ def required_options(factory: Any) -> list[str]:
     ]
 
 
-def unaccepted_options(factory: Any, options: dict[str, Any]) -> list[str]:
+def unaccepted_options(factory: Callable[..., object], options: dict[str, Any]) -> list[str]:
     """The options a factory's signature does not accept (none when it takes ``**kwargs``)."""
     try:
         parameters = inspect.signature(factory).parameters

@@ -1,33 +1,22 @@
 """One episode: the published conversation loop (SPEC §6.1) between an agent, a user and a lenient system.
 
 The runner owns the transcript and the environment. The user opens; the agent answers with text or
-tool calls. Tool calls are executed in order on the lenient system and answered with the text the
-published simulator showed (``str`` of the tool's value); a call of ``exit_conversation`` ends the
-episode without being executed. Whenever the agent answers without a tool call, the user replies.
-The loop stops at the message limit (``max_turns``) or once ``max_actions`` calls were answered;
-``max_actions`` holds within one reply too (calls beyond it are dropped: a counted problem).
+tool calls. Tool calls are answered in order by the episode's tool desk (``_desk.py``); a call of
+``exit_conversation`` ends the episode without being executed. Whenever the agent answers without a
+tool call, the user replies. The loop stops at the message limit (``max_turns``) or once
+``max_actions`` calls were answered; ``max_actions`` holds within one reply too (calls beyond it
+are dropped: a counted problem).
 
-A malformed call (unknown tool, arguments that are not a JSON object, missing or unexpected
-arguments) is the agent's mistake: it gets an error text as the tool result, the episode goes on,
-and the call is kept with its raw text and counted. An agent that raises, an ``AgentInfraError``
-or a timeout make the episode an ``infra_error`` (not scored, retried on resume); a
-``ContextLengthExceeded`` ends it as the agent's failure (scored as it stands). An
-``AgentRequestError`` (a request no retry can fix) and ``AgentContractError`` (an agent whose
-``act`` returns something else than an ``AgentTurn``) are raised on: the run stops.
-
-``play_episode`` bounds an episode by a timeout whatever the agent does: agents and users of this
-package run on the caller's event loop (they never block it); any other (a plugin) runs in a thread
-of its own that the timeout can abandon. A timed-out episode keeps what it had: the transcript so
-far, its usage, and the request it was waiting on.
+An agent that raises, an ``AgentInfraError`` or a timeout make the episode an ``infra_error`` (not
+scored, retried on resume); a ``ContextLengthExceeded`` ends it as the agent's failure (scored as
+it stands). An ``AgentRequestError`` (a request no retry can fix) and ``AgentContractError`` (an
+agent whose ``act`` returns something else than an ``AgentTurn``) are raised on: the run stops.
+The timeout that bounds an episode whatever the agent does is ``_bounded.py``'s.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,21 +31,10 @@ from sopbench.agents import (
     Usage,
     User,
 )
-from sopbench.domains import (
-    EXIT_TOOL,
-    MAX_CALLS,
-    MAX_MESSAGES,
-    LenientSystem,
-    StrictSystem,
-    get_domain,
-    is_no_action,
-    parse_arguments,
-    task_oracle,
-    tool_not_found,
-)
+from sopbench.domains import EXIT_TOOL, MAX_CALLS, MAX_MESSAGES, is_no_action
 from sopbench.guard import Guard
-from sopbench.guard import ToolCall as GuardedCall
 
+from ._desk import ExecutedCall, ToolDesk, episode_system
 from ._row import EndReason, Status
 
 
@@ -64,19 +42,6 @@ from ._row import EndReason, Status
 class Limits:
     max_turns: int = MAX_MESSAGES  # messages in the transcript, the opening included
     max_actions: int = MAX_CALLS  # answered tool calls
-
-
-@dataclass(frozen=True, slots=True)
-class ExecutedCall:
-    """One answered tool call: what the agent asked for and the text it got back."""
-
-    id: str
-    name: str
-    arguments_text: str  # raw, as the agent wrote it
-    arguments: dict[str, Any] | None  # None: the text is not a JSON object
-    output: str
-    problem: str | None = None  # why the call is malformed (None: well-formed)
-    refused: bool = False  # env_mode guard: its SOP was not verified, so it was not executed
 
 
 @dataclass
@@ -131,75 +96,6 @@ def _call_message(turn: AgentTurn, calls: tuple[ToolCallRequest, ...]) -> dict[s
             for c in calls
         ]
     return message
-
-
-class ToolDesk:
-    """Answers an agent's tool calls on one system (lenient, or strict in env_mode ``program``);
-    never raises. With a ``guard`` (env_mode ``guard``), a call whose SOP the calls executed so far
-    did not verify is not executed: its answer is the guard's explanation."""
-
-    def __init__(self, system: LenientSystem | StrictSystem, offered: set[str], guard: Guard | None = None) -> None:
-        self.system = system
-        self.offered = offered
-        self.guard = guard
-        self.history: list[GuardedCall] = []  # executed calls, as the guard reads them
-
-    def answer(self, request: ToolCallRequest) -> ExecutedCall:
-        call = self._answer(request)
-        if request.problem is not None:  # malformed as sent (the agent says how): counted as such
-            problem = request.problem if call.problem is None else f"{request.problem}; {call.problem}"
-            call = ExecutedCall(call.id, call.name, call.arguments_text, call.arguments, call.output, problem)
-        return call
-
-    def _answer(self, request: ToolCallRequest) -> ExecutedCall:
-        name, text = request.name, request.arguments
-        if name not in self.offered:
-            return ExecutedCall(
-                request.id, name, text, None, tool_not_found(name).content(), f"unknown tool {name!r}"
-            )
-        arguments, error = parse_arguments(name, text)
-        if arguments is None:
-            return ExecutedCall(request.id, name, text, None, error or "Error: bad arguments.", error)
-        problem = _argument_problem(self.system, name, arguments)
-        if self.guard is not None and problem is None:
-            decision = self.guard.check(GuardedCall(name, arguments), self.history)
-            if not decision.allowed:
-                return ExecutedCall(request.id, name, text, arguments, decision.explanation, None, refused=True)
-        outcome = self.system.execute(name, arguments, offered_only=False)
-        content = outcome.content("value")
-        if self.guard is not None:
-            self.history.append(GuardedCall(name, arguments, content, outcome.ok))
-        return ExecutedCall(request.id, name, text, arguments, content, problem)
-
-
-def _argument_problem(system: LenientSystem | StrictSystem, name: str, arguments: Mapping[str, Any]) -> str | None:
-    """Missing or unexpected arguments (the system answers them with the interpreter's own TypeError)."""
-    parameters = system.domain.tools[name].signature.parameters
-    named = {
-        p: spec
-        for p, spec in parameters.items()
-        if spec.kind in (spec.POSITIONAL_OR_KEYWORD, spec.KEYWORD_ONLY)
-    }
-    takes_any = any(spec.kind is spec.VAR_KEYWORD for spec in parameters.values())
-    unexpected = [] if takes_any else [a for a in arguments if a not in named]
-    missing = [p for p, spec in named.items() if spec.default is spec.empty and p not in arguments]
-    parts = []
-    if unexpected:
-        parts.append(f"unexpected argument(s) {', '.join(unexpected)}")
-    if missing:
-        parts.append(f"missing argument(s) {', '.join(missing)}")
-    return f"{name}: {'; '.join(parts)}" if parts else None
-
-
-def episode_system(setup: EpisodeSetup, default_sop: str = "full") -> LenientSystem | StrictSystem:
-    """The system the agent talks to: lenient (env_mode ``prompt`` and ``guard``), or, in
-    ``program``, the task's strict system, which refuses a call whose constraints do not hold
-    (every tool's default SOP of option ``default_sop``, the task's own for its goal)."""
-    task = setup.task
-    domain = get_domain(task.domain)
-    if setup.env_mode == "program":
-        return task_oracle(domain, task, option=default_sop, atomic=False)  # type: ignore[arg-type]
-    return LenientSystem(domain, task.initial_database, task.constraint_parameters, atomic=False)
 
 
 async def run_episode(
@@ -289,55 +185,21 @@ async def run_episode(
         raise
     except AgentInfraError as exc:
         # which endpoint failed: the agent's, or the user's (the ``llm`` user has its own)
-        _infra(result, f"{side} endpoint error: {exc}")
+        mark_infra_error(result, f"{side} endpoint error: {exc}")
     except Exception as exc:  # noqa: BLE001 - an agent or user bug must not stop the other episodes
-        _infra(result, f"{side} raised {type(exc).__name__}: {exc}")
+        mark_infra_error(result, f"{side} raised {type(exc).__name__}: {exc}")
     finally:
         for closing in (agent, user):
             try:
                 await closing.close()
             except Exception as exc:  # noqa: BLE001
                 if result.status == "completed":
-                    _infra(result, f"closing failed: {type(exc).__name__}: {exc}")
-        _count_requests(result, agent, user)
+                    mark_infra_error(result, f"closing failed: {type(exc).__name__}: {exc}")
+        count_requests(result, agent, user)
         result.final_database = system.db
         system.close()
         result.latency_s = time.perf_counter() - started
     return result
-
-
-async def play_episode(
-    setup: EpisodeSetup,
-    agent: Agent,
-    user: User,
-    limits: Limits,
-    timeout: float | None,
-    *,
-    default_sop: str = "full",
-) -> EpisodeResult:
-    """``run_episode`` bounded by ``timeout`` seconds (module docstring). A timed-out episode is an
-    ``infra_error`` that keeps its transcript, usage and the request it was waiting on."""
-    started = time.perf_counter()
-    result = EpisodeResult(status="completed", end="max_turns")
-    episode = run_episode(setup, agent, user, limits, default_sop=default_sop, result=result)
-    try:
-        if _cooperative(agent) and _cooperative(user):
-            return await asyncio.wait_for(episode, timeout)
-        return await asyncio.wait_for(_in_own_thread(episode), timeout)
-    except TimeoutError:
-        waiting = _waiting_on(agent) or _waiting_on(user)
-        partial = result.snapshot()
-        _count_requests(partial, agent, user)
-        reason = f"the episode timed out after {timeout:g} s"
-        if waiting is not None:
-            reason += (
-                f" while waiting {time.monotonic() - waiting['sent']:.0f} s for a reply from "
-                f"{waiting['url']} (model {waiting['model']}, request of {waiting['messages']} messages, "
-                f"attempt {waiting['attempt']})"
-            )
-        _infra(partial, reason)
-        partial.latency_s = time.perf_counter() - started
-        return partial
 
 
 class AgentContractError(Exception):
@@ -345,41 +207,9 @@ class AgentContractError(Exception):
     ``AgentTurn``): a bug of the agent's code, an error of the invocation, not of one episode."""
 
 
-def _cooperative(side: object) -> bool:
-    """Agents and users of this package never block the event loop; plugins may."""
-    return type(side).__module__.startswith("sopbench.")
-
-
-async def _in_own_thread(coroutine: Any) -> Any:
-    """Run ``coroutine`` on an event loop in a daemon thread: a timeout can abandon it even when
-    it blocks (a blocked plugin keeps its thread until it returns or the process ends)."""
-    loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[Any] = loop.create_future()
-
-    def deliver(setter: str, value: Any) -> None:
-        if not outcome.done():
-            getattr(outcome, setter)(value)
-
-    def target() -> None:
-        try:
-            value = asyncio.run(coroutine)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting loop
-            setter, value = "set_exception", exc
-        else:
-            setter = "set_result"
-        with contextlib.suppress(RuntimeError):  # the waiting loop is gone: nobody wants it any more
-            loop.call_soon_threadsafe(deliver, setter, value)
-
-    threading.Thread(target=target, name="sopbench-episode", daemon=True).start()
-    return await outcome
-
-
-def _waiting_on(side: object) -> dict[str, Any] | None:
-    waiting = getattr(getattr(side, "endpoint", None), "waiting_on", None)
-    return waiting if isinstance(waiting, dict) else None
-
-
-def _count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
+def count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
+    """The requests the agent's endpoint sent (retries included), how many timed out, and the
+    seconds the agent's and the user's requests waited for a slot and took to be answered."""
     endpoint = getattr(agent, "endpoint", None)
     for name in ("requests", "timed_out_requests"):
         value = getattr(endpoint, name, 0)
@@ -393,11 +223,11 @@ def _count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
                 setattr(result, prefix + name, value)
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _checked_turn(turn: Any, problems: list[str]) -> AgentTurn:
+def _checked_turn(turn: object, problems: list[str]) -> AgentTurn:
     """The agent's turn with text where text belongs: an agent (a plugin, say) that hands over
     anything else made a mistake, named here, instead of a transcript no scorer can read."""
     if not isinstance(turn, AgentTurn):
@@ -426,7 +256,8 @@ def _checked_turn(turn: Any, problems: list[str]) -> AgentTurn:
     return AgentTurn(content, tuple(calls), usage, turn.raw, turn.problems)
 
 
-def _infra(result: EpisodeResult, reason: str) -> None:
+def mark_infra_error(result: EpisodeResult, reason: str) -> None:
+    """Make ``result`` an ``infra_error`` for ``reason`` (not scored, played again on resume)."""
     result.status = "infra_error"
     result.end = "infra_error"
     result.reason = reason

@@ -16,66 +16,60 @@ from ._config import RunConfigError
 from ._manifest import task_digest
 from ._plan import task_files
 from ._record import executed_messages, record_json
+from ._row import EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
 from ._scoring import PUBLISHED_CHECKS
 from ._setup import task_ids
 from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
-TIMING_FIELDS = ("latency_s",)
-# Timings a model agent's (and an llm user's) usage holds: exported apart, last, like latency_s.
+# Timings a model agent's (and an llm user's) usage holds: exported apart, after latency_s.
 USAGE_TIMINGS = ("queue_s", "model_s")
 
 
 def export_line(
     row: dict[str, Any], *, timings: bool = True, ablations: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """One episode as an export line. Timings come last, so that the rest is comparable byte for byte.
-    ``ablations``: the run's environment settings (``env_mode``, ``shuffle_tools``, ...), given with
-    each line; a call the guard refused has ``"refused": true``."""
-    verdict = None
-    if row["status"] == "completed":
-        verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
-        # null checks: the published evaluator crashes on this episode (its explanations say why)
-        compat = row["compat"] or {}
-        verdict.update({key: compat.get(key) for key in PUBLISHED_CHECKS})
-    line = {
-        "domain": row["domain"],
-        "task_id": row["task_id"],
-        "goal": row["goal"],
-        "agent": row["agent"],
-        "model": row["model"],
-        "tool_mode": row["tool_mode"],
-        "tool_list": row["tool_list"],
-        "user": row["user"],
-        "run": row["run"],
-        "seed": row["seed"],
-        **(ablations or {}),
-        "status": row["status"],
-        "end": row["end_reason"],
-        "reason": row["reason"],
-        "tool_calls": [
-            {
-                "name": c["name"],
-                "arguments": c["arguments"] if c["arguments"] is not None else c["arguments_text"],
-                "output": c["output"],
-                **({"refused": True} if c.get("refused") else {}),
-            }
-            for c in row["tool_calls"]
-        ],
-        "final_database": row["final_database"],
-        "verdict": verdict,
-        "explanations": row["explanations"],
-        "malformed_calls": row["malformed_calls"],
-        "problems": row["problems"],
-        "raw_replies": row["raw_replies"],
-        "usage": {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS},
-        "messages": row["messages"],
-    }
-    if timings:
-        line["latency_s"] = row["latency_s"]
+    """One episode as an export line: the fields of ``EXPORT_FIELDS`` (``runner/_row.py``) in their
+    order. Timings come last, so that the rest is comparable byte for byte. ``ablations``: the run's
+    environment settings (``env_mode``, ``shuffle_tools``, ...), given with each line; a call the
+    guard refused has ``"refused": true``."""
+    reshaped = {"tool_calls": _exported_calls(row["tool_calls"]), "verdict": _exported_verdict(row)}
+    line: dict[str, Any] = {}
+    for name, column in EXPORT_FIELDS:
+        if name in TIMING_FIELDS and not timings:
+            continue
+        line[name] = reshaped[column] if column in reshaped else row[column]
+        if name == SETTINGS_AFTER:
+            line.update(ablations or {})
+    line["usage"] = {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS}
+    if timings:  # the request times of a model agent (and an llm user), last like latency_s
         for prefix, usage in (("", row["usage"] or {}), ("user_", row["user_usage"] or {})):
             line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
     return line
+
+
+def _exported_verdict(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The sound judgements and the published checks of the sopbench protocol (None: infra_error)."""
+    if row["status"] != "completed":
+        return None
+    verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
+    # null checks: the published evaluator crashes on this episode (its explanations say why)
+    compat = row["compat"] or {}
+    verdict.update({key: compat.get(key) for key in PUBLISHED_CHECKS})
+    return verdict
+
+
+def _exported_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Name, arguments (their text when they are not JSON) and output of each call."""
+    return [
+        {
+            "name": c["name"],
+            "arguments": c["arguments"] if c["arguments"] is not None else c["arguments_text"],
+            "output": c["output"],
+            **({"refused": True} if c.get("refused") else {}),
+        }
+        for c in calls
+    ]
 
 
 def export_shown(store: Store, sink: IO[bytes]) -> int:
@@ -122,8 +116,7 @@ def stored_ablations(store: Store) -> dict[str, Any]:
     """The ablation settings a run folder was made with (defaults for what its configuration omits)."""
     manifest = store.manifest()
     config = (manifest or {}).get("config") or store.legacy_config() or {}
-    defaults = {"env_mode": "prompt", "shuffle_tools": False, "constraint_format": "structured", "default_sop": "full"}
-    return {key: config.get(key, value) for key, value in defaults.items()}
+    return {key: config.get(key, value) for key, value in EXPORTED_SETTINGS.items()}
 
 
 def tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:

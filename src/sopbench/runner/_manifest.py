@@ -113,5 +113,5 @@ def _ordered_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     return keys
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sopbench.constraints import singles
-from sopbench.domains import PUBLISHED_DOMAINS, UnknownDomain, get_domain
+from sopbench.domains import UnknownDomain, get_domain, ordered_domains
 from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
 
 from ._config import RunConfig, RunConfigError
@@ -49,8 +49,7 @@ def task_files(path: Path, domains: Iterable[str]) -> dict[str, Path]:
     if not found:
         raise RunConfigError(f"{path} holds no <domain>_tasks.json[.gz] file")
     if wanted == ["all"]:
-        order = [d for d in PUBLISHED_DOMAINS if d in found] + sorted(set(found) - set(PUBLISHED_DOMAINS))
-        return {d: found[d] for d in order}
+        return {d: found[d] for d in ordered_domains(found)}
     missing = [d for d in wanted if d not in found]
     if missing:
         raise RunConfigError(

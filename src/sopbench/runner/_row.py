@@ -1,9 +1,13 @@
-"""The stored episode: one typed record, the single source of the store's columns and the doc's table.
+"""The stored episode: one typed record, the single source of the store's columns, the export's
+fields and the doc's tables.
 
 Each field of ``EpisodeRow`` is one column of the store's ``episodes`` table: its SQL type
 (``JSON`` columns hold JSON text), whether it may be NULL, and what it means. ``runner/_store.py``
-builds its table, its column list and its JSON columns from it; docs/runner.md's table of columns
-is checked against it (tests/runner/test_row.py).
+builds its table, its column list and its JSON columns from it. ``EXPORT_FIELDS`` says which
+column each field of an export line comes from (``runner/_export.py`` builds the line from it),
+and ``NOT_EXPORTED`` why the other columns are left out. docs/runner.md's table of columns and its
+list of export fields are checked against both (tests/runner/test_row.py), as is that every column
+is either exported or left out for a reason.
 """
 
 from __future__ import annotations
@@ -69,6 +73,61 @@ class EpisodeRow:
     def from_row(cls, row: dict[str, Any]) -> EpisodeRow:
         return cls(**{name: row[name] for name in COLUMNS})
 
+    def as_row(self) -> dict[str, Any]:
+        """The record as the store takes it: one key per column, in column order (values not copied)."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+# ---- the export's line (``sopbench export --format jsonl``) --------------------------------------
+# (field of the line, the column it comes from), in the line's order. ``tool_calls`` and ``verdict``
+# are reshaped on the way (``runner/_export.py``); the run's settings (``EXPORTED_SETTINGS``) come
+# right after ``SETTINGS_AFTER``; the timings (``TIMING_FIELDS``) come last, so that the rest of a
+# line can be compared byte for byte (``--no-timings`` leaves them out).
+EXPORT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("domain", "domain"),
+    ("task_id", "task_id"),
+    ("goal", "goal"),
+    ("agent", "agent"),
+    ("model", "model"),
+    ("tool_mode", "tool_mode"),
+    ("tool_list", "tool_list"),
+    ("user", "user"),
+    ("run", "run"),
+    ("seed", "seed"),
+    ("status", "status"),
+    ("end", "end_reason"),
+    ("reason", "reason"),
+    ("tool_calls", "tool_calls"),
+    ("final_database", "final_database"),
+    ("verdict", "verdict"),
+    ("explanations", "explanations"),
+    ("malformed_calls", "malformed_calls"),
+    ("problems", "problems"),
+    ("raw_replies", "raw_replies"),
+    ("usage", "usage"),
+    ("messages", "messages"),
+    ("latency_s", "latency_s"),
+)
+SETTINGS_AFTER = "seed"
+TIMING_FIELDS = ("latency_s",)
+# The run's environment settings given with each line, with the value of a run made before the
+# setting existed (its manifest does not name it).
+EXPORTED_SETTINGS: dict[str, Any] = {
+    "env_mode": "prompt",
+    "shuffle_tools": False,
+    "constraint_format": "structured",
+    "default_sop": "full",
+}
+NOT_EXPORTED: dict[str, str] = {
+    "task_index": "task_id names the task",
+    "should_succeed": "the task file holds it",
+    "passed": "verdict holds it",
+    "compat": "its seven published checks go into verdict",
+    "user_usage": "the user's cost is not the agent's",
+    "agent_steps": "messages hold the replies",
+    "attempts": "how often an infra_error was retried is not a result",
+    "finished_at": "a time, not a result",
+}
 
 COLUMN_TYPES: dict[str, SqlType] = {f.name: f.metadata["sql"] for f in fields(EpisodeRow)}
 COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)

@@ -11,10 +11,11 @@ from sopbench.scoring import RunScore, ScoringError
 from sopbench.statistics import Configuration
 from sopbench.statistics import Usage as StatUsage
 
+from ._bounded import play_episode
 from ._config import RunConfig
-from ._episode import EpisodeResult, Limits, play_episode
+from ._episode import EpisodeResult, Limits
 from ._plan import Episode
-from ._row import read_verdict, stored_verdict
+from ._row import EpisodeRow, read_verdict, stored_verdict
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup
 
@@ -109,33 +110,34 @@ def episode_row(
         }
         for c in result.calls
     ]
-    return {
-        "task_id": episode.task_id,
-        "run": episode.run,
-        "domain": task.domain,
-        "goal": task.goal,
-        "task_index": task.index if task.index is not None else 0,
-        "seed": episode.seed,
-        "agent": config.agent,
-        "model": getattr(agent, "model", None),
-        "tool_mode": getattr(agent, "tool_mode", None),
-        "tool_list": config.tool_list,
-        "user": config.user,
-        "status": status,
-        "end_reason": end,
-        "reason": reason,
-        "should_succeed": int(task.action_should_succeed),
-        "passed": None if verdict is None else int(verdict["passed"]),
-        "verdict": verdict,
-        "compat": compat,
-        "explanations": explanations,
-        "messages": result.messages,
-        "tool_calls": calls,
-        "final_database": result.final_database if status == "completed" else None,
-        "problems": result.problems,
-        "raw_replies": result.raw_replies,
-        "malformed_calls": sum(c.problem is not None for c in result.calls),
-        "usage": _usage(result.usage)
+    # Built through the typed record, so that a column it lacks (or one it does not know) is an error.
+    return EpisodeRow(
+        task_id=episode.task_id,
+        run=episode.run,
+        domain=task.domain,
+        goal=task.goal,
+        task_index=task.index if task.index is not None else 0,
+        seed=episode.seed,
+        agent=config.agent,
+        model=getattr(agent, "model", None),
+        tool_mode=getattr(agent, "tool_mode", None),
+        tool_list=config.tool_list,
+        user=config.user,
+        status=status,
+        end_reason=end,
+        reason=reason,
+        should_succeed=int(task.action_should_succeed),
+        passed=None if verdict is None else int(verdict["passed"]),
+        verdict=verdict,
+        compat=compat,
+        explanations=explanations,
+        messages=result.messages,
+        tool_calls=calls,
+        final_database=result.final_database if status == "completed" else None,
+        problems=result.problems,
+        raw_replies=result.raw_replies,
+        malformed_calls=sum(c.problem is not None for c in result.calls),
+        usage=_usage(result.usage)
         | (
             {
                 "requests": result.requests,
@@ -146,20 +148,20 @@ def episode_row(
             if result.requests
             else {}
         ),
-        "user_usage": _usage(result.user_usage)
+        user_usage=_usage(result.user_usage)
         | (
             {"queue_s": round(result.user_queue_s, 3), "model_s": round(result.user_model_s, 3)}
             if result.user_model_s
             else {}
         ),
-        "agent_steps": result.agent_steps,
-        "latency_s": result.latency_s,
-        "attempts": attempts,
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+        agent_steps=result.agent_steps,
+        latency_s=result.latency_s,
+        attempts=attempts,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    ).as_row()
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def _usage(usage: Usage) -> dict[str, Any]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 

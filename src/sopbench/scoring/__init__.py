@@ -28,7 +28,13 @@ from ._checks import VERDICT_KEYS, EpisodeScore
 from ._comparison import Comparison, compare
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
-from ._leaderboard import LeaderboardCell, LeaderboardRow, leaderboard
+from ._leaderboard import (
+    LeaderboardCell,
+    LeaderboardRow,
+    leaderboard,
+    leaderboard_domains,
+    leaderboard_max_runs,
+)
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol, Quirk, QuirkSwitches, protocol_by_name, quirk_names
 from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import ALL_DOMAINS, DomainSummary, Rate, Summary, summarize
@@ -64,6 +70,8 @@ __all__ = [
     "file_configuration",
     "goal_constraint_states",
     "leaderboard",
+    "leaderboard_domains",
+    "leaderboard_max_runs",
     "load_records",
     "procedure_calls",
     "procedure_sop",

@@ -321,13 +321,8 @@ def score_paths(
         if on_error is not None:
             on_error(error)
 
-    for position, path in enumerate(iter_trajectory_files(paths), start=1):
-        records = read_trajectory_file(path, fail)
-        if records is None:
-            continue
+    for position, path, records, fmt, cards in read_files(paths, fail, credit_cards):
         report.files += 1
-        fmt = detect_output_format(records)
-        cards = credit_cards(path) if credit_cards is not None else None
         goal_positions: dict[str, int] = {}
         for record in records:
             report.records += 1
@@ -359,6 +354,24 @@ def score_paths(
                 yield score
         if progress is not None:
             progress(path, position, report.scored)
+
+
+def read_files(
+    paths: StrPath | Iterable[StrPath], on_error: ErrorCallback, credit_cards: CreditCardChoice | None
+) -> Iterator[tuple[int, Path, list[Record], str, str | None]]:
+    """The one loop over trajectory files of the scoring functions: each readable file (position
+    from 1, path, records, its output format, its bank card reading) one at a time; a bad record or
+    an unreadable file goes to ``on_error``. A file without records is given too (to be counted),
+    with no format and no card reading: nothing of it is scored."""
+    for position, path in enumerate(iter_trajectory_files(paths), start=1):
+        records = read_trajectory_file(path, on_error)
+        if records is None:
+            continue
+        if not records:
+            yield position, path, records, "", None
+            continue
+        cards = credit_cards(path) if credit_cards is not None else None
+        yield position, path, records, detect_output_format(records), cards
 
 
 def load_records(path: StrPath, on_error: ErrorCallback | None = None) -> list[Record]:

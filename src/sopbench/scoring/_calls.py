@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from sopbench.constraints import clip
-from sopbench.domains import LenientSystem, is_placeholder, replay_calls, tool_not_found_text
+from sopbench.domains import LenientSystem, StrictSystem, is_placeholder, replay_calls, tool_not_found_text
+from sopbench.tasks import Task
 from sopbench.traces import Run, ToolCallRecord, decode_arguments
 
 from ._tables import DomainTables
@@ -130,9 +131,9 @@ def _first_published_call(tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecor
 def environment_outcomes(
     executed: Sequence[ScoredCall],
     tables: DomainTables,
-    task: Any,
+    task: Task,
     database: dict[str, Any] | None,
-    system: Any = None,
+    system: LenientSystem | StrictSystem | None = None,
 ) -> list[bool]:
     """Replays what the agent's environment executed: whether each call succeeded, in order.
 

@@ -10,11 +10,9 @@ from typing import Any
 from sopbench._io import StrPath
 from sopbench.traces import (
     Record,
-    read_trajectory_file,
 )
-from sopbench.traces import iter_trajectory_files as _files
 
-from ._api import RunScore, ScoringError, score_run
+from ._api import RunScore, ScoringError, read_files, score_run
 from ._protocol import QUIRKS, SOPBENCH, SOUND, Protocol
 from ._summary import ALL_DOMAINS, DomainSummary
 
@@ -74,14 +72,9 @@ def compare(
     variants_off = {q: SOPBENCH.with_quirks(disable=[q]) for q in names}
     variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
     result = Comparison()
-    for path in _files(paths):
-        records = read_trajectory_file(path, lambda error: result.errors.append(str(error)))
-        if not records:
-            continue
-        from sopbench.traces import detect_output_format
-
-        fmt = detect_output_format(records)
-        cards = credit_cards(path) if credit_cards is not None else None
+    for _position, _path, records, fmt, cards in read_files(
+        paths, lambda error: result.errors.append(str(error)), credit_cards
+    ):
         for record in records:
             for run in range(1 if first_run_only else len(record.runs)):
                 _compare_run(result, record, run, fmt, cards, variants_off, variants_on)

@@ -32,6 +32,7 @@ from sopbench.evaluation import (
     Verdict,
     compare_databases,
 )
+from sopbench.tasks import Task
 
 from ._calls import EpisodeCall, ScoredCall, environment_outcomes, scored_calls
 from ._checks import EpisodeScore
@@ -52,7 +53,7 @@ from ._tables import DomainTables
 
 
 def score_calls(
-    task: Any,
+    task: Task,
     episode: Sequence[EpisodeCall],
     executed_episode: Sequence[EpisodeCall],
     final_database: Any,
@@ -118,7 +119,7 @@ def needs_environment(protocol: Protocol, justify_refusal: bool) -> bool:
 
 
 def _score(
-    task: Any,
+    task: Task,
     calls: list[ScoredCall],
     executed: list[ScoredCall],
     final_database: Any,
@@ -233,7 +234,7 @@ def _procedure_findings(no_error: bool, not_violated: bool) -> tuple[UnverifiedC
     return (() if no_error else (INVALID_CALL,)) + (() if not_violated else (VIOLATED_CONSTRAINT,))
 
 
-def _oracle(task: Any, tables: DomainTables, facts: _TaskFacts, session_quirk: bool) -> StrictSystem:
+def _oracle(task: Task, tables: DomainTables, facts: _TaskFacts, session_quirk: bool) -> StrictSystem:
     """``domains.task_oracle`` on a private copy of the database, with the task's dependency table
     derived once per task rather than per episode."""
     database = facts.fresh_database()
@@ -258,7 +259,7 @@ _PROBLEMS = ("procedure problem", "procedure problems")
 class _TaskFacts:
     """Derived once per task and domain tables, read-only afterwards (shared by the task's runs)."""
 
-    task: Any
+    task: Task
     tables: DomainTables
     dependencies: Mapping[str, Any]  # the oracle's dependency table
     database_json: bytes | None  # the initial database as JSON, copied by decoding (None: not JSON)
@@ -279,7 +280,7 @@ _FACTS_LIMIT = 8192
 _FACTS: dict[tuple[int, int], _TaskFacts] = {}
 
 
-def _task_facts(task: Any, tables: DomainTables) -> _TaskFacts:
+def _task_facts(task: Task, tables: DomainTables) -> _TaskFacts:
     key = (id(task), id(tables))
     facts = _FACTS.get(key)
     if facts is not None and facts.task is task and facts.tables is tables:
@@ -315,7 +316,7 @@ _SCORES: dict[tuple[Any, ...], tuple[Any, DomainTables, EpisodeScore]] = {}
 
 
 def _memo_key(
-    task: Any,
+    task: Task,
     tables: DomainTables,
     protocol: Protocol,
     output_format: str,

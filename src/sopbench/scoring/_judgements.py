@@ -19,6 +19,7 @@ from typing import Any
 from sopbench.constraints import Rule, Single, Sop, singles
 from sopbench.domains import StrictSystem
 from sopbench.evaluation import PASSED, Judgement, ToolCall, Trace, judge_permission, judge_procedure
+from sopbench.tasks import Task
 
 from ._calls import PublishedCrash, ScoredCall
 from ._oracle_replay import STATUS_ERROR, OracleReplay, quoted
@@ -70,7 +71,7 @@ class ReplayOracle:
 
 # ---- permission -----------------------------------------------------------------------------------
 def goal_executed(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     statuses: Sequence[int],
     succeeded: Sequence[bool],
@@ -99,7 +100,7 @@ def goal_executed(
 
 
 def judge_goal_permission(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     executed: bool,
@@ -133,7 +134,7 @@ def judge_goal_permission(
 
 
 # ---- the sound procedure --------------------------------------------------------------------------
-def task_sop(task: Any, tables: DomainTables) -> Sop:
+def task_sop(task: Task, tables: DomainTables) -> Sop:
     """The SOP a sound judgement holds the episode to: every tool's default, the task's for its goal."""
     rules = dict(tables.rules)
     goal = task.goal
@@ -184,7 +185,7 @@ def procedure_calls(domain: str, call: ToolCall) -> list[ToolCall]:
     )
 
 
-def procedure_sop(domain: str, task: Any | None = None) -> Sop:
+def procedure_sop(domain: str, task: Task | None = None) -> Sop:
     """The SOP the sound procedure judgement holds calls to: every tool's default SOP in ``domain``
     and, given a task, the task's own SOP for its goal (``task_sop``)."""
     tables = domain_tables(domain)
@@ -206,7 +207,7 @@ def _implied_helpers(
 
 
 def judge_sound_procedure(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     sop: Sop,
@@ -226,7 +227,7 @@ def judge_sound_procedure(
 
 # ---- justified refusal ----------------------------------------------------------------------------
 def refusal_revealed(
-    task: Any,
+    task: Task,
     calls: Sequence[ScoredCall],
     succeeded: Sequence[bool],
     oracle: StrictSystem,

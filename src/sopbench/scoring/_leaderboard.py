@@ -7,10 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sopbench.domains import ordered_domains
 from sopbench.statistics import wilson_interval
-from sopbench.traces import (
-    parse_trajectory_file_name,
-)
 
 from ._api import RunScore
 from ._baseline import REFUSE_ALL_MODEL
@@ -161,17 +159,22 @@ def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
 
 
 def _row_key(score: RunScore) -> RowKey:
-    config = score.configuration
-    if config is not None:  # a run folder's episode: the folder sets its rows apart
+    config = score.config
+    if score.configuration is not None:  # a run folder's episode: the folder sets its rows apart
         return (config.model or config.agent, config.tool_mode or "-", config.tool_list or "-", config.user, score.source)
+    # A trajectory file: its configuration is what its name states (a file named otherwise is its
+    # own configuration, with no mode or tool list).
     path = Path(score.source)
     folder = path.parent.parent if path.parent.name == score.domain else path.parent
-    return (*_configuration(path), "" if str(folder) == "." else folder.as_posix())
+    key = (config.model or path.name, config.tool_mode or "?", config.tool_list or "?", config.user)
+    return (*key, "" if str(folder) == "." else folder.as_posix())
 
 
-def _configuration(path: Path) -> tuple[str, str, str, str | None]:
-    try:
-        parsed = parse_trajectory_file_name(path)
-    except Exception:  # noqa: BLE001 - a file named otherwise is its own configuration
-        return (path.name or "(unnamed)", "?", "?", None)
-    return (parsed.assistant_model, parsed.tool_call_mode, parsed.tool_list, parsed.user_model)
+def leaderboard_domains(rows: Iterable[LeaderboardRow]) -> list[str]:
+    """The table's domain columns: every domain a row covers, published ones first in their order."""
+    return ordered_domains(d for row in rows for d in row.cells)
+
+
+def leaderboard_max_runs(rows: Iterable[LeaderboardRow]) -> int:
+    """The most runs any task of any row has (what pass^k columns go up to)."""
+    return max((row.pooled.repeated.max_runs for row in rows if row.pooled is not None), default=0)

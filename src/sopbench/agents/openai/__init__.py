@@ -9,21 +9,13 @@ what a model was told::
 """
 
 from ._agent import OpenAIAgent
-from ._endpoint import (
-    REPLICA_BACKOFF,
-    TOOL_CHOICES,
-    ChatEndpoint,
-    ReplicaHealth,
-    RetryPolicy,
-    pick_replica,
-    public_url,
-    redact_url,
-    replica_health,
-    scrub_secret,
-)
+from ._endpoint import TOOL_CHOICES, ChatEndpoint
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, build_user_prompt
+from ._replicas import REPLICA_BACKOFF, ReplicaHealth, pick_replica, replica_health
 from ._replies import ChatReply, ChatToolCall, read_completion
+from ._retry import RetryPolicy
+from ._secrets import public_url, redact_url, scrub_secret
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [

@@ -11,7 +11,8 @@ unknown model) is ``AgentInfraError`` at once, since waiting would not help.
 An endpoint may be several replicas of one model (``base_url`` a list): each request goes to the
 replica with the fewest requests outstanding (over every episode of the process), and a replica whose
 connection fails or that answers with a server error is taken out for ``REPLICA_BACKOFF`` seconds;
-the request goes at once to another replica, so that the run goes on with the others.
+the request goes at once to another replica, so that the run goes on with the others
+(``_replicas.py``).
 
 ``slots`` caps the requests in flight at once per replica URL over every endpoint of the process (the
 first endpoint to name a URL sets its cap): a request waits here for a free slot, before its timeout
@@ -22,26 +23,27 @@ requests waited for a slot (``queue_s``) apart from the time the server took to 
 
 The API key lives only inside the ``openai`` client. Every message this module writes names the
 endpoint by a URL stripped of user information and query, and has the key scrubbed out of any text
-the server sent back (some servers echo the key they rejected).
+the server sent back (some servers echo the key they rejected; ``_secrets.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
+import functools
 import os
 import random
 import re
 import time
-import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
 
+from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
 from ._replies import ChatReply, read_completion
+from ._retry import DEFAULT_RETRY, RetryPolicy
+from ._secrets import public_url, scrub_secret
 from ._transport import (
     CLIENTS,
     Retryable,
@@ -62,105 +64,11 @@ _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 # A server error that names a validation failure is the request's fault: sending it again is useless.
 _VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
 TOOL_CHOICES = ("auto", "required", "none")
-REPLICA_BACKOFF = 30.0  # seconds a failing replica is left out (the others take its requests)
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?length|context window|maximum context|context size|too many tokens|"
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
     re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Bounded exponential backoff with full jitter: retry ``n`` waits ``uniform(0, min(cap, base*2**n))``.
-
-    A ``Retry-After`` the server sends is honoured up to ``max_backoff``.
-    """
-
-    max_retries: int = 5
-    initial_backoff: float = 1.0
-    max_backoff: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.initial_backoff < 0 or self.max_backoff < 0:
-            raise ValueError("retry settings must not be negative")
-
-    def delay(
-        self, retry: int, rng: random.Random, retry_after: float | None = None, *, full: bool = False
-    ) -> float:
-        """The wait before retry ``retry``; ``full``: the whole backoff step, no jitter towards zero
-        (after a timeout, when the server may still be busy with the abandoned request)."""
-        step = min(self.max_backoff, self.initial_backoff * 2.0**retry)
-        if retry_after is not None and math.isfinite(retry_after):
-            return min(max(retry_after, 0.0), self.max_backoff)
-        return step if full else rng.uniform(0.0, step)
-
-
-_SECRET_QUERY = re.compile(r"key|token|secret|sig|pass|auth", re.IGNORECASE)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user information, and with the values of query parameters that look like
-    credentials (``api-key``, ``token``, ...) replaced by ``***``: safe to store, still the same
-    endpoint for everything else (path, other parameters)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    query = "&".join(
-        f"{name}=***" if _SECRET_QUERY.search(name) and sep else pair
-        for pair in parts.query.split("&")
-        if pair
-        for name, sep, _value in [pair.partition("=")]
-    )
-    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
-
-
-def public_url(url: str) -> str:
-    """``url`` without user information, query or fragment: safe to print."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-@dataclass(slots=True)
-class ReplicaHealth:
-    """One replica's load and state, shared by every endpoint of the process that names its URL."""
-
-    outstanding: int = 0  # requests sent and not yet answered
-    out_until: float = 0.0  # time.monotonic() before which it takes no requests (after a failure)
-
-
-_REPLICAS: dict[str, ReplicaHealth] = {}
-
-
-def replica_health(url: str) -> ReplicaHealth:
-    return _REPLICAS.setdefault(url, ReplicaHealth())
-
-
-# Per event loop (a semaphore belongs to one), per replica URL: the slots of ``slots``.
-_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str | None, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def replica_slots(url: str | None, slots: int) -> asyncio.Semaphore:
-    """The semaphore of ``url`` on the running loop (created with ``slots`` by its first user)."""
-    per_url = _SLOTS.setdefault(asyncio.get_running_loop(), {})
-    if url not in per_url:
-        per_url[url] = asyncio.Semaphore(slots)
-    return per_url[url]
-
-
-def pick_replica(urls: Sequence[str], now: float) -> str:
-    """The replica with the fewest outstanding requests among those in service (list order breaks
-    ties); when every replica is out, the one back soonest."""
-    healthy = [u for u in urls if replica_health(u).out_until <= now]
-    if not healthy:
-        return min(urls, key=lambda u: replica_health(u).out_until)
-    return min(healthy, key=lambda u: replica_health(u).outstanding)
 
 
 class ChatEndpoint:
@@ -179,7 +87,7 @@ class ChatEndpoint:
         model: str,
         api_key_env: str | None = None,
         request_timeout: float = 300.0,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = DEFAULT_RETRY,
         slots: int | None = None,
     ) -> None:
         if not model:
@@ -235,7 +143,7 @@ class ChatEndpoint:
     async def open(self) -> None:
         for url in self.replicas:
             if url not in self._clients:
-                self._clients[url] = CLIENTS.acquire(self._pool_key(url), lambda u=url: self._new_client(u))
+                self._clients[url] = CLIENTS.acquire(self._pool_key(url), functools.partial(self._new_client, url))
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
@@ -302,7 +210,7 @@ class ChatEndpoint:
             if isinstance(outcome, ChatReply):
                 return outcome
             failure, retry_after = outcome
-            if health is not None and len(self.replicas) > 1 and _replica_fault(failure):
+            if health is not None and len(self.replicas) > 1 and replica_fault(failure):
                 health.out_until = time.monotonic() + REPLICA_BACKOFF
                 if failovers < len(self.replicas) and self._choose() != url:
                     failovers += 1
@@ -392,18 +300,6 @@ class ChatEndpoint:
         return scrub_secret(text, os.environ.get(self.api_key_env))
 
 
-def scrub_secret(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` replaced by ``***`` in every form a server or URL may show it:
-    as set, stripped of surrounding white space, and percent-encoded."""
-    if not secret:
-        return text
-    forms = {secret, secret.strip(), quote(secret, safe=""), quote(secret.strip(), safe="")}
-    forms |= {quote_plus(form) for form in list(forms)}
-    for form in sorted((f for f in forms if len(f) >= 4), key=len, reverse=True):
-        text = text.replace(form, "***")
-    return text
-
-
 class ModelSide:
     """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint, with its
     sampling settings. Each keeps its own explicit constructor (the runner checks options against
@@ -437,8 +333,3 @@ class ModelSide:
 
     async def close(self) -> None:
         await self.endpoint.close()
-
-
-def _replica_fault(failure: Exception) -> bool:
-    """A failure of the replica rather than of the request: no connection, a server error, no reply."""
-    return isinstance(failure, Retryable) and not failure.reason.startswith("HTTP 429")

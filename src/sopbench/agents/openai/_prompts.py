@@ -8,7 +8,7 @@ in the text modes, the tools and the reply protocol), rendered from the constrai
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -130,14 +130,14 @@ def _constraint_listing(setup: EpisodeSetup, names: Sequence[str]) -> str:
     return text
 
 
-def _old_listing(expr: Expr, describe: Any) -> str:
+def _old_listing(expr: Expr, describe: Callable[[Single], str] | None) -> str:
     """The published ``old`` format: the distinct constraints, numbered, their structure (and, or,
     order) left out; in first-appearance order where the original used a set's order."""
     worded = [describe(single) if describe else render(single) for single in singles(expr)]
     return "\n".join(f"{number}. {text}" for number, text in enumerate(dict.fromkeys(worded), 1))
 
 
-def _describer(setup: EpisodeSetup):
+def _describer(setup: EpisodeSetup) -> Callable[[Single], str] | None:
     try:
         domain = get_domain(setup.domain)
     except KeyError:  # a domain this installation does not know: the expressions speak for themselves

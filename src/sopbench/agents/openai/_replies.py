@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ class ChatReply:
     call_problems: tuple[str | None, ...] = field(default=())
 
 
-def read_completion(text: str, scrub: Any = lambda t: t) -> ChatReply | tuple[Exception, None]:
+def read_completion(text: str, scrub: Callable[[str], str] = lambda t: t) -> ChatReply | tuple[Exception, None]:
     """A chat-completion body read field by field. A body that is not a JSON completion with a
     choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
@@ -140,7 +140,7 @@ def _usage(usage: Any) -> Usage:
     return Usage(count("prompt_tokens"), count("completion_tokens"))
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

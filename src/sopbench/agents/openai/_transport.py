@@ -6,15 +6,17 @@ import asyncio
 import math
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import openai
 
-def aiohttp_transport(openai: Any) -> Any:
+
+def aiohttp_transport(openai: ModuleType) -> Any:  # the client type of the openai package (its own httpx)
     """The client's aiohttp transport (the ``openai[aiohttp]`` extra, which the client documents for
     concurrency): with 64 episodes at once on a small machine the event loop's CPU is the limit, and
     a whole run needs about a fifth less CPU with it. ``None`` (the default transport) without it."""
@@ -115,7 +117,7 @@ class _ClientPool:
             weakref.WeakKeyDictionary()
         )
 
-    def acquire(self, key: tuple, make: Any) -> openai.AsyncOpenAI:
+    def acquire(self, key: tuple, make: Callable[[], openai.AsyncOpenAI]) -> openai.AsyncOpenAI:
         shared = self._loops.setdefault(asyncio.get_running_loop(), {})
         entry = shared.get(key)
         if entry is None:

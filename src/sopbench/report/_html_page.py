@@ -1,0 +1,99 @@
+"""The page of the HTML report: its templates, style sheet and Content-Security-Policy, and the
+episodes drawn inside it (as the viewer draws them)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sopbench.scoring import RunScore
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from sopbench.view import Episode
+
+# Sorts the per-goal table by the clicked header (numbers by their data-v value). The only script:
+# the page's Content-Security-Policy allows it by its hash and nothing else.
+SORT_SCRIPT = (
+    "document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',"
+    "function(){var t=th.closest('table'),b=t.tBodies[0],i=th.cellIndex,d=th.dataset.dir==='asc'?-1:1;"
+    "t.querySelectorAll('th').forEach(function(h){delete h.dataset.dir});th.dataset.dir=d>0?'asc':'desc';"
+    "function v(r){var c=r.cells[i];return c.dataset.v!==undefined?parseFloat(c.dataset.v):c.textContent}"
+    "Array.from(b.rows).sort(function(x,y){var p=v(x),q=v(y);return d*(typeof p==='number'?p-q:"
+    "p.localeCompare(q))}).forEach(function(r){b.appendChild(r)})})});"
+)
+
+
+def episodes_to_embed(scores: list[RunScore], run_folders: Sequence[Path], on_problem: Callable[[str], None] | None) -> list[Episode]:
+    """The agents' runs as the viewer's episodes (records of trajectory files read when drawn)."""
+    from sopbench.runner import StoreError, read_run_folder
+    from sopbench.view import Episode, configuration_name, failing_constraint_kinds
+
+    stored: dict[tuple[str, str, int], Any] = {}
+    for folder in run_folders:
+        try:
+            run = read_run_folder(folder)
+        except StoreError as exc:
+            if on_problem is not None:
+                on_problem(f"{folder}: its episodes cannot be embedded ({exc})")
+            continue
+        for item in run.episodes:
+            if item.record is not None:
+                stored[(folder.as_posix(), item.task_id, item.run)] = item.record
+    episodes: list[Episode] = []
+    for score in scores:
+        record = stored.get((score.source, score.task_id, score.run))
+        from_folder = score.configuration is not None
+        if from_folder and record is None:
+            continue
+        episodes.append(
+            Episode(
+                len(episodes),
+                score.source,
+                configuration_name(score.config),
+                0 if from_folder else score.run,  # a stored episode's record holds its one run
+                score,
+                failing_constraint_kinds(score),
+                record,
+            )
+        )
+    return episodes
+
+
+def episode_title(episode: Episode) -> str:
+    outcome = "passed" if episode.passed else "failed " + ", ".join(episode.failing)
+    return f"{episode.configuration} · {episode.score.task_key} run {episode.score.run} · {outcome}"
+
+
+def jinja_environment() -> jinja2.Environment:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(
+            [jinja2.PackageLoader("sopbench.report", "templates"), jinja2.PackageLoader("sopbench.view", "templates")]
+        ),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def page_stylesheet() -> str:
+    """The viewer's style sheet (episodes are drawn as it draws them), then the report's."""
+    from sopbench.view import stylesheet
+
+    return stylesheet() + (Path(__file__).with_name("templates") / "report.css").read_text(encoding="utf-8")
+
+
+def policy() -> str:
+    """The Content-Security-Policy: nothing from the network, and only ``SORT_SCRIPT`` may run."""
+    digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    return (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
