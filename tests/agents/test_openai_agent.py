@@ -203,6 +203,14 @@ def test_an_empty_reply_is_a_named_problem():
     assert len(server.requests) == 2
 
 
+@pytest.mark.parametrize("tool_mode", ["react", "act-only"])
+def test_an_empty_text_mode_reply_keeps_its_raw_text_empty(tool_mode):
+    script = [Reply(content=None, finish_reason="length"), say("Action: exit_conversation\nAction Input: {}")]
+    with serve(script) as server:
+        episode = asyncio.run(drive(agent(server, tool_mode), bank_setup()))
+    assert episode.turns[0].raw == "" and "empty reply" in episode.turns[0].problems[-1]
+
+
 def test_unparsable_react_reply_is_a_message_to_the_user_and_a_counted_problem():
     script = [
         say("Sure, I can help with your balance!"),

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.local import LocalServer, LocalServerError
+from sopbench.local import PORTABLE_CMAKE_ARGS, LocalServer, LocalServerError
 
 STAND_IN = textwrap.dedent(
     """
@@ -100,3 +100,17 @@ def test_the_verb_says_one_line_and_exits_2_for_a_missing_model_file(tmp_path):
     result = CliRunner().invoke(app, ["serve-local", "--model-path", str(tmp_path / "none.gguf")])
     assert result.exit_code == 2
     assert result.output.strip().count("\n") == 0 and "none.gguf" in result.output
+
+
+def test_a_crashed_server_is_named_with_how_to_rebuild_it(tmp_path):
+    server = LocalServer(tmp_path / "model.gguf")
+    crashed = server.exited(-11)
+    assert crashed.startswith("the server exited by itself (signal SIGSEGV)")
+    assert "llama.cpp crashed" in crashed and "-DGGML_NATIVE=OFF" in crashed and "\n" not in crashed
+    assert server.exited(3).startswith("the server exited by itself (code 3)")
+    assert "crashed" not in server.exited(3) and "crashed" not in server.exited(-15)
+
+
+def test_ci_builds_llama_cpp_with_the_portable_flags_serve_local_names():
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert f'export CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}"' in ci

@@ -63,6 +63,25 @@ def test_the_published_limits_end_an_episode(published_tasks_dir):
     assert len(result.calls) == 3 and result.end == "max_turns"
 
 
+def test_max_turns_is_checked_before_each_reply_as_published(published_tasks_dir):
+    """The published loop asks for a reply while the transcript holds fewer than N messages; the
+    answer to that reply's call is still added (published transcripts of 21 messages exist)."""
+    task = _bank_task(published_tasks_dir)
+    for limit, length in ((4, 5), (5, 5), (20, 21), (21, 21)):
+        # the opening, then a reply and its answer: 1, 3, 5, ... messages before each reply
+        result = _play(task, "test-chatty", Limits(max_turns=limit, max_actions=100))
+        assert len(result.messages) == length, limit
+        assert len(result.calls) == (length - 1) // 2 and result.end == "max_turns"
+        before_last_reply = len(result.messages) - 2
+        assert before_last_reply < limit <= len(result.messages)
+    for limit in (4, 5, 20):  # replies without calls: the user answers only below the limit
+        result = _play(task, "test-talker", Limits(max_turns=limit))
+        assert len(result.messages) == limit and result.end == "max_turns"
+    # the published defaults: ten calls after the opening make 21 messages, ended by max_actions
+    result = _play(task, "test-chatty")
+    assert len(result.messages) == 21 and result.end == "max_actions"
+
+
 def _config(tmp_path: Path, agent: str, tasks: Path, **extra) -> RunConfig:
     return RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=tmp_path / "run", **extra)
 

@@ -249,3 +249,76 @@ def test_run_options_for_what_the_model_is_sent(small_tasks, tmp_path, monkeypat
                                    "--max-tokens", "0"])  # fmt: skip
     assert bad.exit_code == 2 and "--max-tokens 0" in bad.output
     assert "[default: (512)]" in CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
+
+
+def test_the_llm_users_sampling_and_timeout_are_options_of_run_recorded_in_the_manifest(
+    small_tasks, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+    def answer(request):
+        if request["model"] == "user-model":
+            return Reply(content="That is all.", tool_calls=(("exit_conversation", "{}"),))
+        return say("Could you tell me more?")
+
+    common = ["--agent", "openai", "--model", "m", "--api-key-env", KEY_ENV, "--tasks", str(small_tasks / "bank_tasks.json"),
+              "--limit", "1", "--no-baselines", "--user", "llm", "--user-model", "user-model"]  # fmt: skip
+    with serve(answer) as server:
+        done = CliRunner().invoke(
+            app,
+            ["run", *common, "--base-url", server.url, "--user-base-url", server.url, "--output", str(tmp_path / "r"),
+             "--user-temperature", "0.25", "--user-max-tokens", "40", "--user-request-timeout", "7"],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        sent = [r for r in server.requests if r["model"] == "user-model"]
+        assert sent and all((r["temperature"], r["max_tokens"]) == (0.25, 40) for r in sent)
+        assert all(r["tool_choice"] == "auto" for r in sent)
+        manifest = json.loads(
+            sqlite3.connect(tmp_path / "r" / "results.sqlite")
+            .execute("SELECT value FROM meta WHERE key = 'manifest'")
+            .fetchone()[0]
+        )
+        assert manifest["config"]["user_options"] == {"max_tokens": 40, "temperature": 0.25}
+        # 'default' and 'none' send no temperature and no limit; a changed setting is another run
+        done = CliRunner().invoke(
+            app,
+            ["run", *common, "--base-url", server.url, "--user-base-url", server.url, "--output", str(tmp_path / "n"),
+             "--user-temperature", "default", "--user-max-tokens", "none"],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        last = [r for r in server.requests if r["model"] == "user-model"][-1]
+        assert "temperature" not in last and "max_tokens" not in last
+    done = CliRunner().invoke(app, ["run", *common, "--output", str(tmp_path / "x"), "--user-max-tokens", "0"])
+    assert done.exit_code == 2 and "--user-max-tokens 0: give a positive whole number" in done.output
+    done = CliRunner().invoke(
+        app, ["run", "--agent", "refuse-all", "--tasks", str(small_tasks), "--output", str(tmp_path / "y"),
+              "--user-temperature", "0.5"]
+    )  # fmt: skip
+    assert done.exit_code == 2 and "does not take --user-temperature" in done.output
+
+
+def test_endpoint_slots_make_requests_wait_here_and_the_wait_is_reported_apart(small_tasks, tmp_path, monkeypatch):
+    """Three episodes at once against one slot: the requests are answered one at a time, and the
+    time they waited for the slot is reported apart from the time the model took (summary, export)."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    common = ["--agent", "openai", "--model", "m", "--api-key-env", KEY_ENV, "--tasks", str(small_tasks / "bank_tasks.json"),
+              "--limit", "3", "--concurrency", "3", "--max-turns", "2", "--no-baselines", "--json"]  # fmt: skip
+    with serve(lambda request: say("Could you tell me more?"), latency=0.3) as server:
+        done = CliRunner().invoke(
+            app, ["run", *common, "--base-url", server.url, "--endpoint-slots", "1", "--output", str(tmp_path / "one")]
+        )
+        assert done.exit_code == 0, done.output
+        timing = json.loads(done.stdout)["request_time_s"]
+        assert timing["model"] >= 0.85 and timing["queued"] >= 0.8  # waits of 0, 0.3 and 0.6 s
+        assert "waited" in done.stderr and "--endpoint-slots" in done.stderr
+        done = CliRunner().invoke(app, ["run", *common, "--base-url", server.url, "--output", str(tmp_path / "all")])
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.stdout)["request_time_s"]["queued"] == 0  # no cap: nothing waits here
+    lines = [json.loads(line) for line in CliRunner().invoke(app, ["export", str(tmp_path / "one")]).stdout.splitlines()]
+    waits = sorted(line["queue_s"] for line in lines)  # one went at once, the others behind it
+    assert waits[0] < 0.1 and waits[1] >= 0.25 and waits[2] >= waits[1] + 0.25
+    assert all(line["model_s"] >= 0.3 for line in lines)
+    assert all(list(line)[-3:] == ["latency_s", "queue_s", "model_s"] for line in lines)
+    assert all("queue_s" not in line["usage"] and line["usage"]["requests"] == 1 for line in lines)
+    plain = CliRunner().invoke(app, ["export", str(tmp_path / "one"), "--no-timings"]).stdout
+    assert "queue_s" not in plain and "model_s" not in plain and "latency_s" not in plain

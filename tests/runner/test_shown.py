@@ -56,6 +56,14 @@ def test_each_distinct_prompt_and_tool_list_is_stored_once_and_exported(small_ta
     assert len(document["episodes"]) == 6
     prompt = next(iter(document["system_prompts"].values()))
     assert "## How to reply" in prompt and "Action Input:" in prompt  # the react protocol, as sent
+    # the published layout keeps each run's system prompt in its ``prompt``, as the original did
+    result = CliRunner().invoke(
+        app, ["export", str(tmp_path / "react"), "--format", "sopbench", "-o", str(tmp_path / "files")]
+    )
+    assert result.exit_code == 0, result.output
+    (path,) = (tmp_path / "files").rglob("*.json")
+    runs = [run for record in json.loads(path.read_text()) for run in record["interactions"]]
+    assert len(runs) == 6 and {run["prompt"] for run in runs} == set(document["system_prompts"].values())
 
 
 def test_agents_that_call_no_model_leave_nothing_to_show(small_tasks, tmp_path):

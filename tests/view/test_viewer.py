@@ -238,3 +238,40 @@ def test_unreadable_files_are_named_at_start_up(viewer_sources, tmp_path):
         process.wait(timeout=20)
     errors = process.stderr.read()
     assert "skipped: " in errors and broken.name in errors and "1 problem(s)" in errors
+
+
+def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources, tmp_path):
+    """A run folder keeps the system prompt and the tool schemas its model got; the episode page
+    shows both (collapsed), every character as text."""
+    from sopbench.agents import Reference, Shown, agent_names, register_agent
+    from sopbench.runner import RunConfig, run
+
+    if "test-shown" not in agent_names():
+
+        @register_agent("test-shown")
+        class ShownAgent(Reference):
+            name = "test-shown"
+
+            async def start(self, setup):
+                await super().start(setup)
+                self._tools = tuple(setup.tools)
+
+            def shown(self):
+                return Shown(f"You serve the bank's customers. {SCRIPT}", self._tools)
+
+    folder = tmp_path / "shown"
+    run(RunConfig(agent="test-shown", domains=("bank",), tasks=viewer_sources.tasks, output=folder, baselines=False))
+    stored = read_run_folder(folder)
+    assert all(e.system_prompt and e.system_prompt.endswith(SCRIPT) and e.tools for e in stored.episodes)
+    loaded = load_sources(source_files([folder, viewer_sources.injected]), SOUND)
+    client = TestClient(create_app(EpisodeIndex(loaded.episodes), "sound"))
+    episode = next(e for e in loaded.episodes if e.source == str(folder))
+    page = client.get(f"/episode/{episode.id}").text
+    assert 'id="system-prompt"' in page and 'id="tool-schemas"' in page
+    assert SCRIPT not in page and "You serve the bank&#39;s customers. &lt;script&gt;" in page
+    assert f"({len(stored.episodes[0].tools)} tools)" in page and "&#34;name&#34;: &#34;exit_conversation&#34;" in page
+    # a published file keeps the prompt in its record (the injected one carries markup): text too
+    published = next(e for e in loaded.episodes if e.configuration.startswith("injected-model"))
+    page = client.get(f"/episode/{published.id}").text
+    assert 'id="system-prompt"' in page and "Follow the bank&#39;s rules &lt;script&gt;" in page
+    assert 'id="tool-schemas"' not in page and SCRIPT not in page

@@ -47,6 +47,7 @@ def make_viewer_sources(folder: Path) -> ViewerSources:
     finally:
         store.close()
     records = json.loads(exported[0].read_text())
+    records[0]["interactions"][0]["prompt"] = f"Follow the bank's rules {SCRIPT}"
     messages = records[0]["interactions"][0]["interaction"]
     messages[0]["content"] = f"Hi {SCRIPT} I want to transfer money."
     said = next(m for m in reversed(messages) if m.get("sender") not in (None, "user") and m.get("content"))

@@ -64,8 +64,6 @@ def serve_local(
             out_console().print(line, markup=False, soft_wrap=True)
         sys.stdout.flush()
         code = server.wait()  # until Ctrl-C or SIGTERM (raised here by the verb's contract)
-        raise UserError(
-            f"the server exited by itself with code {code}: {server.last_log_line()}", EXIT_PARTIAL
-        )
+        raise UserError(server.exited(code), EXIT_PARTIAL)
     finally:
         server.stop()  # the whole process group, whatever ended the wait

@@ -53,7 +53,15 @@ Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the fi
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
 RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")]
 SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")]
-MaxTurns = Annotated[int, typer.Option(min=1, metavar="N", help="Messages per episode (published: 20).")]
+MaxTurns = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        metavar="N",
+        help="Message limit, checked before each reply as published (20): no reply is asked for once "
+        "the transcript holds N messages; the answers to the last reply's calls may take it past N.",
+    ),
+]
 MaxActions = Annotated[
     int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
 ]
@@ -105,12 +113,31 @@ CompactTools = Annotated[
 ApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help="Agent: variable holding the API key.")]
 RequestTimeout = Annotated[float | None, typer.Option(metavar="SECONDS", help="Agent: per request.")]
 MaxRetries = Annotated[int | None, typer.Option(metavar="N", help="Agent: retries per request.")]
+EndpointSlots = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        metavar="N",
+        show_default=False,
+        help="Agent: requests in flight at once per endpoint URL (default: no cap; 1 for serve-local). A "
+        "request waits for a slot before its --request-timeout starts; the wait is reported as queue time.",
+    ),
+]
 Trajectories = Annotated[
     Path | None, typer.Option(metavar="FILE", help="Agent (replay): a published trajectory file.")
 ]
 UserBaseUrl = Annotated[str | None, typer.Option(metavar="URL", help="User: OpenAI-compatible endpoint.")]
 UserModel = Annotated[str | None, typer.Option(metavar="NAME", help="User: model name.")]
 UserApiKeyEnv = Annotated[str | None, typer.Option(metavar="VAR", help="User: variable holding the API key.")]
+UserTemperature = Annotated[
+    str | None, typer.Option(metavar="T", show_default="1.0", help="User (llm): like --temperature.")
+]
+UserMaxTokens = Annotated[
+    str | None, typer.Option(metavar="N", show_default="128", help="User (llm): like --max-tokens.")
+]
+UserRequestTimeout = Annotated[
+    float | None, typer.Option(metavar="SECONDS", show_default="300", help="User (llm): per request.")
+]
 UserScript = Annotated[
     Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
 ]
@@ -179,10 +206,14 @@ def run(
     api_key_env: ApiKeyEnv = None,
     request_timeout: RequestTimeout = None,
     max_retries: MaxRetries = None,
+    endpoint_slots: EndpointSlots = None,
     trajectories: Trajectories = None,
     user_base_url: UserBaseUrl = None,
     user_model: UserModel = None,
     user_api_key_env: UserApiKeyEnv = None,
+    user_temperature: UserTemperature = None,
+    user_max_tokens: UserMaxTokens = None,
+    user_request_timeout: UserRequestTimeout = None,
     user_script: UserScript = None,
     baselines: Baselines = True,
     prices: PricesOption = None,
@@ -196,7 +227,7 @@ def run(
     """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
 
     Episodes follow the published loop (the task's user_prompt first; the user replies with the
-    known values; the episode ends at exit_conversation, 20 messages or 10 calls). Each finished
+    known values; the episode ends at exit_conversation, at 20 messages before a reply or after 10 calls). Each finished
     episode is stored in OUTPUT/results.sqlite at once; the same command on the same folder skips
     finished episodes and retries infra_error ones. Exits 1 when infra_error episodes remain or
     the model never replied in some episode (reported apart, not scored).
@@ -219,11 +250,13 @@ def run(
         model=model, tool_mode=tool_mode, temperature=_temperature(temperature),
         max_tokens=_max_tokens(max_tokens), tool_choice=tool_choice,
         compact_tools=True if compact_tools else None, api_key_env=api_key_env,
-        request_timeout=request_timeout, max_retries=max_retries,
+        request_timeout=request_timeout, max_retries=max_retries, endpoint_slots=endpoint_slots,
         trajectories=None if trajectories is None else str(trajectories),
     )
     user_options = _given(
         base_url=user_base_url, model=user_model, api_key_env=user_api_key_env,
+        temperature=_temperature(user_temperature, "--user-temperature"),
+        max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"), request_timeout=user_request_timeout,
         script=None if user_script is None else str(user_script),
     )
     config = _run_config(
@@ -320,6 +353,12 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
             "again (the server may have kept working on them: consider a lower --max-tokens)",
             markup=False,
         )
+    if report.queue_s:
+        err_console().print(
+            f"model requests waited {report.queue_s:.1f} s for an endpoint slot (--endpoint-slots) and were "
+            f"answered in {report.model_s:.1f} s",
+            markup=False,
+        )
     if report.infra_errors:
         err_console().print(
             f"{report.infra_errors} episodes ended in infra_error (not scored): run the same command to retry them",
@@ -332,7 +371,7 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
 
 
-def _temperature(text: str | None) -> object:
+def _temperature(text: str | None, option: str = "--temperature") -> object:
     if text is None:
         return None
     if text == "default":  # passed as "not set": the model's own default applies
@@ -340,10 +379,10 @@ def _temperature(text: str | None) -> object:
     try:
         return float(text)
     except ValueError:
-        raise UserError(f"--temperature {text}: give a number or 'default'") from None
+        raise UserError(f"{option} {text}: give a number or 'default'") from None
 
 
-def _max_tokens(text: str | None) -> object:
+def _max_tokens(text: str | None, option: str = "--max-tokens") -> object:
     if text is None:
         return None
     if text.strip().lower() == "none":  # passed: send no limit
@@ -351,9 +390,9 @@ def _max_tokens(text: str | None) -> object:
     try:
         value = int(text)
     except ValueError:
-        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'") from None
+        raise UserError(f"{option} {text}: give a positive whole number or 'none'") from None
     if value <= 0:
-        raise UserError(f"--max-tokens {text}: give a positive whole number or 'none'")
+        raise UserError(f"{option} {text}: give a positive whole number or 'none'")
     return value
 
 

@@ -40,6 +40,16 @@ SERVER_MODULES = (
     "pydantic_settings",
 )
 EXTRA_HINT = "pip install 'sopbench[local-llm]'"
+# pip builds llama.cpp for the CPU it builds on (-march=native); on CPUs with AMX that build crashes
+# at the first request (llama.cpp's AMX matrix code, seen with 0.3.36). The portable flags below
+# (AVX2, no AMX) run on any x86-64 CPU of the last decade; they are what .ci/run builds with.
+PORTABLE_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"
+)
+REBUILD_HINT = (
+    f'rebuild it with CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall --no-cache-dir '
+    "--no-deps llama-cpp-python"
+)
 
 
 class LocalServerError(Exception):
@@ -237,6 +247,18 @@ class LocalServer:
             self.log_path.unlink(missing_ok=True)
             self.log_path = None
 
+    def exited(self, code: int) -> str:
+        """Why the server is gone, in one line: its exit code (a signal by name) and last log line,
+        with what to do when llama.cpp crashed (a build whose CPU code does not run here)."""
+        what = f"code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                what = f"signal {signal.Signals(-code).name}"
+        line = f"the server exited by itself ({what}): {self.last_log_line()}"
+        if code in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS):
+            line += f"; llama.cpp crashed: {REBUILD_HINT}"
+        return line
+
     def wait(self) -> int:
         """Block until the server exits by itself; its exit code."""
         assert self.process is not None
@@ -262,10 +284,10 @@ def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "a
         f"base URL: {server.base_url}",
         f"model: {server.model_name}",
         f"context: {server.ctx} tokens, threads: {server.threads}, chat format: {CHAT_FORMAT}",
-        "run against it (in another terminal; no API key is needed):",
+        "run against it (in another terminal; no API key is needed; it answers one request at a time):",
         *(
             f"  sopbench run --agent openai --base-url {server.base_url} "
-            f"--model {server.model_name} --tool-mode {mode} --output runs/local-{mode}"
+            f"--model {server.model_name} --tool-mode {mode} --endpoint-slots 1 --output runs/local-{mode}"
             for mode in tool_modes
         ),
     ]

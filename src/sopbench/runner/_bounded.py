@@ -40,7 +40,7 @@ async def play_episode(
     except TimeoutError:
         waiting = _waiting_on(agent) or _waiting_on(user)
         partial = result.snapshot()
-        count_requests(partial, agent)
+        count_requests(partial, agent, user)
         reason = f"the episode timed out after {timeout:g} s"
         if waiting is not None:
             reason += (

@@ -46,6 +46,7 @@ NOT_IDENTITY_OPTIONS = frozenset(
         "max_retries",
         "retry_initial_backoff",
         "retry_max_backoff",
+        "endpoint_slots",
     }
 )
 

@@ -60,6 +60,11 @@ class EpisodeResult:
     latency_s: float = 0.0
     requests: int = 0  # requests the agent sent to its endpoint (retries included)
     timed_out_requests: int = 0  # of which abandoned at the request timeout and sent again
+    # Seconds the agent's (user's) requests waited for an endpoint slot, and took to be answered.
+    queue_s: float = 0.0
+    model_s: float = 0.0
+    user_queue_s: float = 0.0
+    user_model_s: float = 0.0
 
     def snapshot(self) -> EpisodeResult:
         """A copy that an abandoned episode still running elsewhere cannot change."""
@@ -76,6 +81,10 @@ class EpisodeResult:
             agent_steps=self.agent_steps,
             requests=self.requests,
             timed_out_requests=self.timed_out_requests,
+            queue_s=self.queue_s,
+            model_s=self.model_s,
+            user_queue_s=self.user_queue_s,
+            user_model_s=self.user_model_s,
         )
 
 
@@ -186,7 +195,7 @@ async def run_episode(
             except Exception as exc:  # noqa: BLE001
                 if result.status == "completed":
                     mark_infra_error(result, f"closing failed: {type(exc).__name__}: {exc}")
-        count_requests(result, agent)
+        count_requests(result, agent, user)
         result.final_database = system.db
         system.close()
         result.latency_s = time.perf_counter() - started
@@ -198,13 +207,20 @@ class AgentContractError(Exception):
     ``AgentTurn``): a bug of the agent's code, an error of the invocation, not of one episode."""
 
 
-def count_requests(result: EpisodeResult, agent: Agent) -> None:
-    """The requests the agent's endpoint sent (retries included), and how many timed out."""
+def count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
+    """The requests the agent's endpoint sent (retries included), how many timed out, and the
+    seconds the agent's and the user's requests waited for a slot and took to be answered."""
     endpoint = getattr(agent, "endpoint", None)
     for name in ("requests", "timed_out_requests"):
         value = getattr(endpoint, name, 0)
         if isinstance(value, int):
             setattr(result, name, value)
+    for side, prefix in ((agent, ""), (user, "user_")):
+        endpoint = getattr(side, "endpoint", None)
+        for name in ("queue_s", "model_s"):
+            value = getattr(endpoint, name, 0.0)
+            if isinstance(value, float):
+                setattr(result, prefix + name, value)
 
 
 def _as_text(value: object) -> str:

@@ -22,6 +22,8 @@ from ._setup import task_ids
 from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
+# Timings a model agent's (and an llm user's) usage holds: exported apart, after latency_s.
+USAGE_TIMINGS = ("queue_s", "model_s")
 
 
 def export_line(
@@ -39,6 +41,10 @@ def export_line(
         line[name] = reshaped[column] if column in reshaped else row[column]
         if name == SETTINGS_AFTER:
             line.update(ablations or {})
+    line["usage"] = {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS}
+    if timings:  # the request times of a model agent (and an llm user), last like latency_s
+        for prefix, usage in (("", row["usage"] or {}), ("user_", row["user_usage"] or {})):
+            line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
     return line
 
 
@@ -157,6 +163,10 @@ def export_sopbench(
     rows = [row for row in store.rows(on_damaged=on_damaged) if row["status"] == "completed"]
     digests = store.task_digests()
     ablations = stored_ablations(store)
+    shown = store.shown()  # the published layout keeps each run's system prompt (``prompt``)
+    prompt_of = {
+        (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or "" for e in shown["episodes"]
+    }
     plans = []
     for domain, grouped in groupby(rows, key=lambda r: r["domain"]):
         domain_rows = list(grouped)
@@ -187,7 +197,8 @@ def export_sopbench(
     for target, tasks, domain_rows in plans:
         first = domain_rows[0]
         records = []
-        for task_id, task_rows in groupby(domain_rows, key=lambda r: r["task_id"]):
+        for task_id, grouped_rows in groupby(domain_rows, key=lambda r: r["task_id"]):
+            task_rows = list(grouped_rows)
             # Calls the guard refused were not executed: the published layout (and the scorers
             # that replay it) must not see them (the JSON Lines export keeps them).
             runs = [
@@ -206,6 +217,7 @@ def export_sopbench(
                     tool_mode=first["tool_mode"] or "fc",
                     user=first["user"],
                     ablations=ablations,
+                    prompts=[prompt_of.get((r["task_id"], r["run"]), "") for r in task_rows],
                 )
             )
         write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))

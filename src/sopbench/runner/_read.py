@@ -40,6 +40,10 @@ class StoredEpisode:
     status: Status
     end_reason: EndReason
     record: Record | None  # None for an infra_error episode (nothing to score)
+    # What its model was shown (stored once per run, see ``Store.shown``): None for an agent that
+    # calls no model, or a store written before it was kept.
+    system_prompt: str | None = None
+    tools: tuple[dict[str, Any], ...] | None = None
 
     @property
     def configuration(self) -> str:
@@ -73,12 +77,16 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
         config = (manifest or {}).get("config") or store.legacy_config()
         tasks_path = default_tasks_path(store)
         rows = list(store.rows(on_damaged=on_damaged))
+        shown = store.shown()
     except sqlite3.Error as exc:
         raise StoreError(f"{store.path}: cannot read the store ({exc})") from None
     finally:
         store.close()
     tasks: dict[str, dict[str, Task]] = {}
     episodes = []
+    # Each distinct prompt and tool list is one object, shared by the episodes that got it.
+    tool_lists = {digest: tuple(tools) for digest, tools in shown["tools"].items()}
+    shown_to = {(e["task_id"], e["run"]): e for e in shown["episodes"]}
     for row in rows:
         record = None
         if row["status"] == "completed":
@@ -94,6 +102,7 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
             if task is None:
                 raise StoreError(f"{store.path}: task {row['task_id']} is not in {tasks_path}")
             record = episode_record(task, row["messages"], row["final_database"], tool_list=row["tool_list"])
+        got = shown_to.get((row["task_id"], row["run"]), {})
         episodes.append(
             StoredEpisode(
                 task_id=row["task_id"],
@@ -108,6 +117,8 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
                 status=row["status"],
                 end_reason=row["end_reason"],
                 record=record,
+                system_prompt=shown["system_prompts"].get(got.get("system_prompt")),
+                tools=tool_lists.get(got.get("tools")),
             )
         )
     return StoredRun(folder, config, tuple(episodes))

@@ -129,15 +129,18 @@ def record_json(
     tool_mode: str | None,
     user: str = "none",
     ablations: Mapping[str, Any] | None = None,
+    prompts: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """One task's record: ``runs`` are (chat messages, final database) pairs, one per run."""
+    """One task's record: ``runs`` are (chat messages, final database) pairs, one per run;
+    ``prompts`` the system prompt each run's model was shown ("" for none, as by default)."""
+    shown = list(prompts) + [""] * (len(runs) - len(prompts))
     return {
         "domain": task.domain,
         "setup": setup_json(tool_list, model, tool_mode, user, ablations),
         "task": task_json(task),
         "interactions": [
-            {"prompt": "", "interaction": published_messages(task.domain, messages), "database": database}
-            for messages, database in runs
+            {"prompt": prompt, "interaction": published_messages(task.domain, messages), "database": database}
+            for (messages, database), prompt in zip(runs, shown, strict=False)
         ],
     }
 

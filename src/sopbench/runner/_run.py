@@ -88,6 +88,10 @@ class RunReport:
     no_reply: dict[str, int] = field(default_factory=dict)
     scored_tasks: list[str] = field(default_factory=list)  # task ids in ``summary`` (baselines use them)
     timed_out_requests: int = 0  # requests abandoned at --request-timeout and sent again
+    # Seconds the model requests (agent and user) of the selection waited for an endpoint slot
+    # (--endpoint-slots), and took to be answered, over all episodes: apart from the episodes' own time.
+    queue_s: float = 0.0
+    model_s: float = 0.0
 
     @property
     def complete(self) -> bool:
@@ -116,6 +120,7 @@ class RunReport:
             "usage": None if self.usage is None else self.usage.as_dict(),
             "no_reply": dict(self.no_reply),
             "timed_out_requests": self.timed_out_requests,
+            "request_time_s": {"queued": round(self.queue_s, 3), "model": round(self.model_s, 3)},
         }
 
 
@@ -385,11 +390,16 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
     no_reply: dict[str, int] = {}
     scored_tasks: dict[str, None] = {}
     timed_out = 0
+    queue_s = model_s = 0.0
     for row in store.rows(on_damaged=damaged.append):
         if (row["task_id"], row["run"]) not in wanted:
             continue
         usage = row.get("usage") or {}
         timed_out += usage.get("timed_out_requests", 0) if isinstance(usage, dict) else 0
+        for side in (usage, row.get("user_usage") or {}):
+            if isinstance(side, dict):
+                queue_s += side.get("queue_s", 0.0)
+                model_s += side.get("model_s", 0.0)
         if never_replied(row):
             no_reply[row["end_reason"]] = no_reply.get(row["end_reason"], 0) + 1
         elif row["status"] == "completed":
@@ -412,4 +422,6 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         no_reply=no_reply,
         scored_tasks=list(scored_tasks),
         timed_out_requests=timed_out,
+        queue_s=queue_s,
+        model_s=model_s,
     )

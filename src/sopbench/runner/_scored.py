@@ -139,11 +139,21 @@ def episode_row(
         malformed_calls=sum(c.problem is not None for c in result.calls),
         usage=_usage(result.usage)
         | (
-            {"requests": result.requests, "timed_out_requests": result.timed_out_requests}
+            {
+                "requests": result.requests,
+                "timed_out_requests": result.timed_out_requests,
+                "queue_s": round(result.queue_s, 3),
+                "model_s": round(result.model_s, 3),
+            }
             if result.requests
             else {}
         ),
-        user_usage=_usage(result.user_usage),
+        user_usage=_usage(result.user_usage)
+        | (
+            {"queue_s": round(result.user_queue_s, 3), "model_s": round(result.user_model_s, 3)}
+            if result.user_model_s
+            else {}
+        ),
         agent_steps=result.agent_steps,
         latency_s=result.latency_s,
         attempts=attempts,
@@ -151,7 +161,7 @@ def episode_row(
     ).as_row()
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def _usage(usage: Usage) -> dict[str, Any]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 

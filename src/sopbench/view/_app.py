@@ -82,7 +82,7 @@ def create_app(index: EpisodeIndex, protocol: str, note: str = "") -> Starlette:
         episode = index.get(request.path_params["id"])
         if episode is None:
             return HTMLResponse("no such episode", status_code=404)
-        return html("episode.html", view=episode_view(episode))
+        return html("episode.html", view=episode_view(episode, shown=True))
 
     async def api_episodes(request: Request) -> Response:
         filters = Filters.from_query(request.query_params)

@@ -6,6 +6,7 @@ Nothing here is markup: every text is carried as text and escaped by the templat
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -59,6 +60,9 @@ class EpisodeView:
     constraints: list[ConstraintView]
     graph: Markup
     states_error: str | None
+    system_prompt: str | None = None  # what the agent was shown before the conversation
+    tools: str | None = None  # the tool schemas it was offered, as indented JSON
+    tool_count: int = 0
 
 
 def first_failing_step(explanations: tuple[str, ...] | list[str]) -> tuple[int | None, list[str]]:
@@ -74,7 +78,9 @@ def first_failing_step(explanations: tuple[str, ...] | list[str]) -> tuple[int |
     return first, steps[first]
 
 
-def episode_view(episode: Episode) -> EpisodeView:
+def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
+    """The page's data; ``shown``: with what the agent was shown (the viewer's page: a report that
+    embeds many episodes leaves the prompts, several kilobytes each, out)."""
     run = episode.record.runs[episode.run]
     explanations = list(episode.score.explanations)
     step, at_step = first_failing_step(explanations)
@@ -126,4 +132,7 @@ def episode_view(episode: Episode) -> EpisodeView:
         constraints=constraints,
         graph=constraint_graph_svg(task.goal, task.constraints_original, leaves),
         states_error=states_error,
+        system_prompt=(episode.system_prompt or run.prompt or None) if shown else None,
+        tools=json.dumps(list(episode.tools), indent=2, ensure_ascii=False) if shown and episode.tools else None,
+        tool_count=len(episode.tools or ()) if shown else 0,
     )

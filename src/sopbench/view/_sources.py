@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from sopbench.runner import STORE_NAME, StoreError, read_run_folder
 from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
@@ -54,6 +55,10 @@ class Episode:
     score: RunScore
     kinds: frozenset[str]  # the kinds of the constraints that failed its procedure (failing_constraint_kinds)
     stored: Record | None = None  # the record itself, for runs read from a run folder
+    # What a run folder's model was shown beyond the conversation (a published file keeps only the
+    # prompt, in its record): the system prompt and the tool schemas, shared with the episodes that got them.
+    system_prompt: str | None = None
+    tools: tuple[dict[str, Any], ...] | None = None
 
     @property
     def record(self) -> Record:
@@ -155,10 +160,20 @@ def _add(
     run: int,
     score: RunScore,
     keep: bool,
+    system_prompt: str | None = None,
+    tools: tuple[dict[str, Any], ...] | None = None,
 ) -> None:
     kinds = failing_constraint_kinds(score)
     episode = Episode(
-        len(loaded.episodes), source, configuration, run, score, kinds, record if keep else None
+        len(loaded.episodes),
+        source,
+        configuration,
+        run,
+        score,
+        kinds,
+        record if keep else None,
+        system_prompt,
+        tools,
     )
     loaded.episodes.append(episode)
 
@@ -197,4 +212,14 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
         except ScoringError as error:
             loaded.problems.append(f"{folder}: {episode.task_id} run {episode.run}: {error.message}")
             continue
-        _add(loaded, str(folder), episode.configuration, episode.record, 0, score, keep=True)
+        _add(
+            loaded,
+            str(folder),
+            episode.configuration,
+            episode.record,
+            0,
+            score,
+            keep=True,
+            system_prompt=episode.system_prompt,
+            tools=episode.tools,
+        )

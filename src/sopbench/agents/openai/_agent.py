@@ -35,6 +35,7 @@ class OpenAIAgent(ModelSide, Agent):
     ``tool_choice`` (fc only) is sent with the tools: some servers (llama-cpp-python) show the model
     the tools only when a request carries it. ``max_tokens`` defaults to the published 512 (None:
     no limit). ``compact_tools`` (text modes) writes the tool list as compact JSON.
+    ``endpoint_slots`` caps the requests in flight per endpoint URL over the process (``ChatEndpoint``).
     """
 
     name = "openai"
@@ -57,6 +58,7 @@ class OpenAIAgent(ModelSide, Agent):
         retry_initial_backoff: float = 1.0,
         retry_max_backoff: float = 60.0,
         send_seed: bool = True,
+        endpoint_slots: int | None = None,
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
@@ -133,7 +135,8 @@ class OpenAIAgent(ModelSide, Agent):
         return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
 
     def _text_turn(self, reply: ChatReply) -> AgentTurn:
-        raw = reply.raw if reply.problems else reply.content
+        # every reply of a text mode keeps its raw text, an empty one included ("")
+        raw = reply.raw if reply.problems else reply.content or ""
         if not (reply.content or "").strip():
             return AgentTurn(None, (), reply.usage, raw, (*reply.problems, _empty_reply(reply)))
         parsed = parse_text_reply(reply.content)

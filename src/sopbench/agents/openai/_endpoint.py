@@ -14,6 +14,13 @@ connection fails or that answers with a server error is taken out for ``REPLICA_
 the request goes at once to another replica, so that the run goes on with the others
 (``_replicas.py``).
 
+``slots`` caps the requests in flight at once per replica URL over every endpoint of the process (the
+first endpoint to name a URL sets its cap): a request waits here for a free slot, before its timeout
+starts, so that a server that answers one request at a time (llama.cpp's Python server) is not sent
+requests that would time out in its own queue. The endpoint adds up, per episode, the time its
+requests waited for a slot (``queue_s``) apart from the time the server took to answer them
+(``model_s``, the server's own queue included when there is no cap).
+
 The API key lives only inside the ``openai`` client. Every message this module writes names the
 endpoint by a URL stripped of user information and query, and has the key scrubbed out of any text
 the server sent back (some servers echo the key they rejected; ``_secrets.py``).
@@ -33,7 +40,7 @@ from urllib.parse import urlsplit
 
 from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
 
-from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health
+from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
 from ._replies import ChatReply, read_completion
 from ._retry import DEFAULT_RETRY, RetryPolicy
 from ._secrets import public_url, scrub_secret
@@ -81,11 +88,15 @@ class ChatEndpoint:
         api_key_env: str | None = None,
         request_timeout: float = 300.0,
         retry: RetryPolicy = DEFAULT_RETRY,
+        slots: int | None = None,
     ) -> None:
         if not model:
             raise ValueError("a model name is required (--model)")
         if request_timeout <= 0:
             raise ValueError("the request timeout must be positive")
+        if slots is not None and slots < 1:
+            raise ValueError("endpoint slots must be at least 1")
+        self.slots = slots
         explicit_env = api_key_env is not None
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
         if explicit_env and not os.environ.get(self.api_key_env):
@@ -103,6 +114,8 @@ class ChatEndpoint:
         self._rng = random.Random()
         self.requests = 0  # attempts sent, retries included
         self.timed_out_requests = 0  # attempts abandoned at the request timeout (then retried)
+        self.queue_s = 0.0  # seconds requests waited for a slot (``slots``)
+        self.model_s = 0.0  # seconds from sending requests to their replies (or failures)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
         self._clients: dict[str | None, openai.AsyncOpenAI] = {}
 
@@ -169,12 +182,18 @@ class ChatEndpoint:
         while True:
             self.requests += 1
             url = self._current = self._choose()
+            slot = replica_slots(url, self.slots) if self.slots is not None else None
+            if slot is not None:
+                queued = time.monotonic()
+                await slot.acquire()
+                self.queue_s += time.monotonic() - queued
+            sent = time.monotonic()
             self.waiting_on = {
                 "url": self.where,
                 "model": self.model,
                 "messages": len(request["messages"]),
                 "attempt": retries + 1,
-                "sent": time.monotonic(),
+                "sent": sent,
             }
             health = replica_health(url) if url is not None else None
             if health is not None:
@@ -182,6 +201,9 @@ class ChatEndpoint:
             try:
                 outcome = await self._attempt(request)
             finally:
+                self.model_s += time.monotonic() - sent
+                if slot is not None:
+                    slot.release()
                 if health is not None:
                     health.outstanding -= 1
             self.waiting_on = None
@@ -303,6 +325,7 @@ class ModelSide:
             retry=RetryPolicy(
                 settings["max_retries"], settings["retry_initial_backoff"], settings["retry_max_backoff"]
             ),
+            slots=settings.get("endpoint_slots"),
         )
 
     def __repr__(self) -> str:

@@ -7,6 +7,8 @@ process); a replica whose connection fails or that answers with a server error i
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +30,20 @@ _REPLICAS: dict[str, ReplicaHealth] = {}
 
 def replica_health(url: str) -> ReplicaHealth:
     return _REPLICAS.setdefault(url, ReplicaHealth())
+
+
+# Per event loop (a semaphore belongs to one), per replica URL: the slots of ``slots`` (``ChatEndpoint``).
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str | None, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def replica_slots(url: str | None, slots: int) -> asyncio.Semaphore:
+    """The semaphore of ``url`` on the running loop (created with ``slots`` by its first user)."""
+    per_url = _SLOTS.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_url:
+        per_url[url] = asyncio.Semaphore(slots)
+    return per_url[url]
 
 
 def pick_replica(urls: Sequence[str], now: float) -> str:

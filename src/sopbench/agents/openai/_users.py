@@ -46,6 +46,7 @@ class LLMUser(ModelSide, User):
         max_retries: int = 5,
         retry_initial_backoff: float = 1.0,
         retry_max_backoff: float = 60.0,
+        endpoint_slots: int | None = None,
     ) -> None:
         self._use_model(locals())
         self.system_prompt: str | None = None
