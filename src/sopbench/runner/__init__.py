@@ -18,6 +18,7 @@ from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
+from ._outcome import Progress, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
@@ -35,7 +36,7 @@ from ._row import (
     EpisodeRow,
     Status,
 )
-from ._run import Progress, RunInterrupted, RunReport, run, run_many
+from ._run import run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema

@@ -10,13 +10,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from sopbench.agents import AgentRequestError
-from sopbench.scoring import Summary, summarize
-from sopbench.statistics import UsageSummary, summarize_usage
+from sopbench.scoring import summarize
+from sopbench.statistics import summarize_usage
 from sopbench.tasks import Task
 
 from ._baselines import baseline_summaries
@@ -24,6 +23,7 @@ from ._claim import claim, generated_seed
 from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError
 from ._manifest import TaskSet
+from ._outcome import Progress, ProgressCallback, RunInterrupted, RunReport
 from ._plan import Episode, plan_episodes, select_tasks
 from ._scored import EpisodePlayer, never_replied, play_row, row_score
 from ._store import STORE_NAME, RunLock, Store, open_existing
@@ -31,97 +31,6 @@ from ._store import STORE_NAME, RunLock, Store, open_existing
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
 # stored: resume runs them again). A second signal abandons them at once.
 INTERRUPT_GRACE_S = 1.5
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """The run stopped on Ctrl-C (SIGINT) or SIGTERM; every finished episode is stored.
-    ``exit_code`` is the shell's convention: 128 + the signal number (130, 143)."""
-
-    def __init__(self, signum: int, progress: Progress) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-        self.progress = progress
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
-
-
-@dataclass
-class Progress:
-    """Counts as episodes finish (what the progress bar shows)."""
-
-    total: int = 0  # episodes in the selection
-    skipped: int = 0  # already finished before this invocation
-    done: int = 0  # finished in this invocation
-    scored: int = 0
-    passed: int = 0
-    infra_errors: int = 0
-    last: str = ""
-
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passed / self.scored if self.scored else None
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-@dataclass
-class RunReport:
-    output: Path
-    episodes: int  # in the selection
-    skipped: int  # finished before, not run again
-    ran: int  # run now
-    completed: int  # completed episodes of the selection in the store
-    infra_errors: int  # infra_error episodes of the selection in the store (retried on resume)
-    summary: Summary  # sound verdicts of the completed episodes of the selection
-    task_set: TaskSet | None = None  # the tasks of this invocation
-    baselines: dict[str, Summary] = field(default_factory=dict)
-    infra_reasons: list[str] = field(default_factory=list)
-    damaged: list[str] = field(default_factory=list)  # stored rows that could not be read (run again)
-    usage: UsageSummary | None = None  # tokens and latency of the completed episodes
-    # Completed episodes in which the model never replied (its first request already failed, by a
-    # context overflow): no behaviour to judge, so not scored (like an infra_error), counted by
-    # how they ended. They make the run incomplete (exit 1) though no resume changes them.
-    no_reply: dict[str, int] = field(default_factory=dict)
-    scored_tasks: list[str] = field(default_factory=list)  # task ids in ``summary`` (baselines use them)
-    timed_out_requests: int = 0  # requests abandoned at --request-timeout and sent again
-    # Seconds the model requests (agent and user) of the selection waited for an endpoint slot
-    # (--endpoint-slots), and took to be answered, over all episodes: apart from the episodes' own time.
-    queue_s: float = 0.0
-    model_s: float = 0.0
-
-    @property
-    def complete(self) -> bool:
-        return self.infra_errors == 0 and not self.no_reply and self.completed == self.episodes
-
-    def as_dict(self) -> dict[str, Any]:
-        task_set = None
-        if self.task_set is not None:
-            task_set = {
-                "path": str(self.task_set.path),
-                "generated_seed": self.task_set.generated_seed,
-                "tasks": len(self.task_set.digests),
-                "sha256": self.task_set.sha256,
-            }
-        return {
-            "output": str(self.output),
-            "task_set": task_set,
-            "episodes": self.episodes,
-            "skipped": self.skipped,
-            "ran": self.ran,
-            "completed": self.completed,
-            "infra_errors": self.infra_errors,
-            "summary": self.summary.as_dict(),
-            "baselines": {name: summary.as_dict() for name, summary in self.baselines.items()},
-            "infra_reasons": list(self.infra_reasons),
-            "usage": None if self.usage is None else self.usage.as_dict(),
-            "no_reply": dict(self.no_reply),
-            "timed_out_requests": self.timed_out_requests,
-            "request_time_s": {"queued": round(self.queue_s, 3), "model": round(self.model_s, 3)},
-        }
 
 
 # ---- the run ------------------------------------------------------------------------------------------
@@ -353,7 +262,11 @@ def _run_many(
             store.record_manifest(manifest, played)
             finished = store.finished()
             todo.append(
-                [e for e in episodes if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"]
+                [
+                    e
+                    for e in episodes
+                    if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"
+                ]
             )
             counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo[-1]))
             names = (f"configuration {index}", *(limited_by[index] if limited_by else ()))
@@ -367,7 +280,10 @@ def _run_many(
             raise RunInterrupted(signals.received[0], jobs[0].counts if len(jobs) == 1 else _sum(jobs))
         refused = [job for job in jobs if job.refused]
         if refused:
-            named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+            named = [
+                job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}"
+                for job in refused
+            ]
             raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}")
         reports = [_report(job.config, job.store, job.episodes, job.counts) for job in jobs]
     for report, job in zip(reports, jobs, strict=True):
