@@ -169,3 +169,37 @@ def test_an_override_that_matches_nothing_is_a_mistake(tmp_path: Path) -> None:
     result = sweep(str(file), "--output", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert "[[override]] entry 1 matches no configuration" in result.output
+
+
+def test_the_user_table_gives_llm_users_their_model_and_options(tmp_path: Path) -> None:
+    file = write(
+        tmp_path,
+        BASE
+        + """
+[user]
+model = "user-model"
+endpoint = "http://127.0.0.1:9/v1"
+temperature = 0.5
+max_tokens = 256
+request_timeout = 30
+[matrix]
+agents = ["reference"]
+users = ["none", "llm"]
+""",
+    )
+    configs = {c.name: c.config for c in expand(read_sweep(file), tmp_path / "out")}
+    assert configs["reference-full-llm"].user_options == {
+        "model": "user-model",
+        "base_url": "http://127.0.0.1:9/v1",
+        "temperature": 0.5,
+        "max_tokens": 256,
+        "request_timeout": 30.0,
+    }
+    assert configs["reference-full"].user_options == {}  # the fixed replies take no options
+
+
+def test_an_unknown_user_key_is_one_line(tmp_path: Path) -> None:
+    file = write(tmp_path, BASE + '[user]\nmodle = "x"\n[matrix]\nagents = ["reference"]\nusers = ["llm"]\n')
+    result = sweep(str(file), "--output", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "modle" in result.output

@@ -66,6 +66,31 @@ class AgentEntry(BaseModel):
         return f"endpoint {' '.join(sorted(endpoints))}" if endpoints else f"agent {self.name}"
 
 
+class UserEntry(BaseModel):
+    """``[user]``: the options of the simulated user in every configuration whose user is not
+    ``none`` (``llm``: a model behind an endpoint, as ``run --user-model`` / ``--user-base-url`` ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = None
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    request_timeout: float | None = Field(default=None, gt=0)
+    script: str | None = None  # ``script``: the file of scripted replies
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def user_options(self) -> dict[str, Any]:
+        options = dict(self.options)
+        for key in ("model", "api_key_env", "temperature", "max_tokens", "request_timeout", "script"):
+            if (value := getattr(self, key)) is not None:
+                options[key] = value
+        if self.endpoint is not None:
+            options["base_url"] = self.endpoint
+        return options
+
+
 class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -132,6 +157,7 @@ class SweepFile(BaseModel):
     concurrency: int = Field(default=8, ge=1)  # episodes at once over the whole sweep
     limits: Limits = Field(default_factory=Limits)
     agents: list[AgentEntry]
+    user: UserEntry | None = None
     matrix: Matrix
     include: list[Entry] = Field(default_factory=list)
     exclude: list[Entry] = Field(default_factory=list)
@@ -269,6 +295,9 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
                 agent=agent.agent,
                 agent_options=options,
                 user=combination["user"],
+                user_options=(
+                    sweep.user.user_options() if sweep.user is not None and combination["user"] != "none" else {}
+                ),
                 tasks=sweep.tasks,
                 output=output / name,
                 tool_list=combination["tool_list"],
