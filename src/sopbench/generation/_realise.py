@@ -71,7 +71,9 @@ class Realiser(Backtracking, Descent):
             if deciding is not None:
                 shown += f":{'not ' if deciding.negated else ''}{deciding.name}"
             self._shown[shown] = shown_expr
-            shown_vars = dict.fromkeys(var for single in singles(shown_expr) for _, var in single.params or ())
+            shown_vars = dict.fromkeys(
+                var for single in singles(shown_expr) for _, var in single.params or ()
+            )
             targets.append((ShownSop(shown, tuple((var, var) for var in shown_vars)), False))
         names = self.variables(variant, assignment)
         kinds = {n: self.kinds(n, variant.verification, variant.goal) for n in names}
