@@ -1,4 +1,4 @@
-"""Generation works for seeds other than the ones it was developed on: for ten seeds, every
+"""Generation works for seeds other than the ones it was developed on: for eleven seeds, every
 combination that can be realised is realised, every task passes the strict oracle, and the
 reference agent passes every task. To keep CI cheap each seed generates one domain (or a few goals
 of hotel, the slowest domain); every domain is covered across the seeds."""
@@ -22,10 +22,14 @@ SEEDS = {
     5: ("library", None),
     6: ("online_market", None),
     8: ("university", None),
-    9: ("hotel", ("book_room", "cancel_reservation", "process_guest_checkin")),
+    # Seeds 9 and 20 are among those where the search once left place_room_service_order variants
+    # 1 and 3 (a room out of the inventory, refused because the guest has reached the day's limit)
+    # unrealised.
+    9: ("hotel", ("book_room", "cancel_reservation", "process_guest_checkin", "place_room_service_order")),
     11: ("hotel", ("request_room_change", "place_room_service_order", "process_guest_checkout")),
     13: ("bank", ("get_loan", "pay_loan", "transfer_funds")),
     17: ("dmv", ("renew_vehicle", "schedule_test")),
+    20: ("hotel", ("place_room_service_order",)),
 }
 
 
@@ -49,6 +53,7 @@ def test_every_realisable_combination_is_realised(generated):
 def test_only_the_room_change_with_no_night_left_is_excluded(generated):
     # The only combination no agent could refuse for a reason it is shown: a room change with no
     # night left costs nothing, so "the amount covers the fee" holds for any positive amount.
+    # Whatever else the search misses must not be passed off as excluded by design.
     _, _, _, item = generated
     report = item.result.report
     excluded = {(u.goal, u.variant) for u in report.excluded}

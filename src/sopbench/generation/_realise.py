@@ -61,10 +61,18 @@ class Realiser(Backtracking, Descent):
                 return Outcome(None, reason="the SOP as shown holds under this assignment")
             # (when it makes the shown SOP fail, that needs no target of its own)
         elif shown_refusal:
+            # When one instance the assignment leaves free decides the shown SOP, the target is that
+            # instance alone: it is checked as soon as its own variables are chosen, and a failure
+            # names only them (a guest who has not reached the day's limit is rejected before any
+            # order is tried for that guest).
+            deciding = _deciding_literal(variant.original, assignment.required)
+            shown_expr: Expr | None = variant.original if deciding is None else deciding
             shown = f"{variant.goal}#{variant.number}"
-            self._shown[shown] = variant.original
+            if deciding is not None:
+                shown += f":{'not ' if deciding.negated else ''}{deciding.name}"
+            self._shown[shown] = shown_expr
             shown_vars = dict.fromkeys(
-                var for single in singles(variant.original) for _, var in single.params or ()
+                var for single in singles(shown_expr) for _, var in single.params or ()
             )
             targets.append((ShownSop(shown, tuple((var, var) for var in shown_vars)), False))
         names = self.variables(variant, assignment)
@@ -159,6 +167,20 @@ class Realiser(Backtracking, Descent):
     def _remember(self, state: State) -> None:
         self.warm.insert(0, state)
         del self.warm[WARM_STARTS * 2 :]
+
+
+def _deciding_literal(expr: Expr | None, truths: Mapping[Single, bool]) -> Single | None:
+    """The literal the SOP is equivalent to once the instances' assigned truths hold, when exactly
+    one of its instances is left free and the SOP's truth follows that instance's; else None."""
+    free = list(dict.fromkeys(s.positive for s in singles(expr) if s.positive not in truths))
+    if len(free) != 1:
+        return None
+    (instance,) = free
+    if_holds = _truth_under(expr, {**truths, instance: True})
+    if_fails = _truth_under(expr, {**truths, instance: False})
+    if if_holds is None or if_fails is None or if_holds == if_fails:
+        return None
+    return Single(instance.name, instance.params, negated=not if_holds)
 
 
 def _truth_under(expr: Expr | None, truths: Mapping[Single, bool]) -> bool | None:
