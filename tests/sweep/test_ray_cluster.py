@@ -5,9 +5,7 @@ the loopback chat server (200 ms per reply), so that the sweep is still running 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,9 +17,9 @@ pytest.importorskip("ray", reason="the ray extra is not installed (pip install '
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_cluster import LocalCluster  # noqa: E402
+from sweep_stores import SOPBENCH, export_hash, rows  # noqa: E402
 
 CHAT_SERVER = Path(__file__).resolve().parents[1] / "agents" / "chat_server.py"
-SOPBENCH = [sys.executable, "-c", "from sopbench.cli import main; main()"]
 CONFIGURATIONS = ("loopback-fc-full", "loopback-react-full")
 EPISODES = 8 * 2  # tasks x runs, in each configuration
 
@@ -42,22 +40,6 @@ endpoint = "{url}"
 agents = ["loopback"]
 tool_modes = ["fc", "react"]
 """
-
-
-def rows(folder: Path) -> list[tuple[str, int, str]]:
-    store = folder / "results.sqlite"
-    if not store.exists():
-        return []
-    try:
-        with sqlite3.connect(store, timeout=5) as db:
-            return list(db.execute("SELECT task_id, run, status FROM episodes"))
-    except sqlite3.OperationalError:
-        return []
-
-
-def export_hash(folder: Path) -> str:
-    done = subprocess.run([*SOPBENCH, "export", str(folder), "--no-timings", "-o", "-"], capture_output=True, check=True)
-    return hashlib.sha256(done.stdout).hexdigest()
 
 
 def playing(pids: list[int]) -> list[int]:

@@ -3,11 +3,9 @@ node SIGKILLed mid-sweep loses nothing, and the stores equal a local sweep's (ex
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,7 +16,9 @@ import pytest
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'sopbench[ray]')")
 
-SOPBENCH = [sys.executable, "-c", "from sopbench.cli import main; main()"]
+sys.path.insert(0, str(Path(__file__).parent))
+from sweep_stores import SOPBENCH, export_hash, rows  # noqa: E402
+
 SWEEP = """
 domains = ["bank", "dmv"]
 runs = 2
@@ -34,22 +34,6 @@ agent = "no-verify"
 [matrix]
 agents = ["reference", "no-verify"]
 """
-
-
-def rows(folder: Path) -> list[tuple[str, int, str]]:
-    store = folder / "results.sqlite"
-    if not store.exists():
-        return []
-    try:
-        with sqlite3.connect(store, timeout=5) as db:
-            return list(db.execute("SELECT task_id, run, status FROM episodes"))
-    except sqlite3.OperationalError:
-        return []
-
-
-def export_hash(folder: Path) -> str:
-    done = subprocess.run([*SOPBENCH, "export", str(folder), "--no-timings", "-o", "-"], capture_output=True, check=True)
-    return hashlib.sha256(done.stdout).hexdigest()
 
 
 def descendants(root: int) -> list[int]:
