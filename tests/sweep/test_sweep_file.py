@@ -203,3 +203,10 @@ def test_an_unknown_user_key_is_one_line(tmp_path: Path) -> None:
     result = sweep(str(file), "--output", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert "modle" in result.output
+
+
+def test_a_missing_user_model_is_named_as_the_file_spells_it(tmp_path: Path) -> None:
+    file = write(tmp_path, BASE + '[matrix]\nagents = ["reference"]\nusers = ["llm"]\n')
+    result = sweep(str(file), "--output", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "configuration reference-full-llm: user 'llm' needs [user] model" in result.output

@@ -139,11 +139,14 @@ class RunConfig(BaseModel):
         # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
         return orjson.loads(orjson.dumps(identity, default=str))
 
-    def check_options(self) -> None:
-        """Unknown agent or user, or an option its constructor does not take: ``RunConfigError``."""
-        for what, name, options, lookup, prefix in (
-            ("agent", self.agent, self.agent_options, agent_factory, ""),
-            ("user", self.user, self.user_options, user_factory, "user-"),
+    def check_options(self, spelling: Callable[[str, str], str] | None = None) -> None:
+        """Unknown agent or user, or an option its constructor does not take: ``RunConfigError``.
+        ``spelling(what, option)`` names an option in the message (``what``: agent or user); by
+        default as ``sopbench run`` spells it (``--model``, ``--user-model``)."""
+        spell = spelling or _flag
+        for what, name, options, lookup in (
+            ("agent", self.agent, self.agent_options, agent_factory),
+            ("user", self.user, self.user_options, user_factory),
         ):
             try:
                 factory = lookup(name)
@@ -151,11 +154,11 @@ class RunConfig(BaseModel):
                 raise RunConfigError(str(exc).strip("\"'")) from None
             unknown = unaccepted_options(factory, options)
             if unknown:
-                flags = ", ".join(f"--{prefix}{option.replace('_', '-')}" for option in unknown)
+                flags = ", ".join(spell(what, option) for option in unknown)
                 raise RunConfigError(f"{what} {name!r} does not take {flags}")
             missing = [p for p in required_options(factory) if p not in options]
             if missing:
-                flags = ", ".join(f"--{prefix}{option.replace('_', '-')}" for option in missing)
+                flags = ", ".join(spell(what, option) for option in missing)
                 raise RunConfigError(f"{what} {name!r} needs {flags}")
             try:  # a bad option value (a missing file, a missing key) is the user's mistake
                 factory(**options)  # constructors acquire nothing (start() does): nothing to release
@@ -212,3 +215,8 @@ def import_plugins(modules: Iterable[str]) -> None:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001 - a user's module: name it, whatever it raised
             raise ImportError(f"cannot import {module}: {type(exc).__name__}: {exc}") from exc
+
+
+def _flag(what: str, option: str) -> str:
+    """An agent's or user's option as ``sopbench run`` spells it."""
+    return f"--{'user-' if what == 'user' else ''}{option.replace('_', '-')}"

@@ -304,7 +304,7 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
                 baselines=False,
                 **settings,
             )
-            config.check_options()
+            config.check_options(_sweep_key)
         except (ValidationError, RunConfigError) as exc:
             problems.append(f"{where}: configuration {name}: {str(exc).splitlines()[0]}")
             continue
@@ -314,3 +314,11 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
     if problems:
         raise SweepError("\n".join(problems))
     return configurations
+
+
+def _sweep_key(what: str, option: str) -> str:
+    """An agent's or user's option as this file spells it: a key of its entry, or of its ``options``."""
+    table = "[user]" if what == "user" else "[[agents]]"
+    keys = UserEntry.model_fields if what == "user" else AgentEntry.model_fields
+    key = "endpoint" if option == "base_url" else option
+    return f"{table} {key}" if key in keys else f"{table} options.{key}"
