@@ -16,6 +16,12 @@ MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+# The keys of an [[agents]] / [user] entry that are options of the agent or user itself (the rest
+# of its options go in its ``options`` table; ``endpoint`` is the option ``base_url``).
+AGENT_OPTION_KEYS = ("model", "api_key_env", "temperature", "max_tokens")
+USER_OPTION_KEYS = (*AGENT_OPTION_KEYS, "request_timeout", "script")
+
+
 class SweepError(ValueError):
     """A sweep file that cannot run: each line of the message is one mistake."""
 
@@ -50,14 +56,9 @@ class AgentEntry(BaseModel):
         return [self.endpoint] if isinstance(self.endpoint, str) else list(self.endpoint)
 
     def agent_options(self) -> dict[str, Any]:
-        options = dict(self.options)
-        for key in ("model", "api_key_env", "temperature", "max_tokens"):
-            if (value := getattr(self, key)) is not None:
-                options[key] = value
         endpoints = self.endpoints()
-        if endpoints:
-            options["base_url"] = endpoints[0] if len(endpoints) == 1 else endpoints
-        return options
+        base_url = (endpoints[0] if len(endpoints) == 1 else endpoints) if endpoints else None
+        return _entry_options(self, AGENT_OPTION_KEYS, self.options, base_url)
 
     def limit_name(self) -> str:
         """The name of the shared limit ``concurrency`` sets: the endpoint (its replicas, in any
@@ -82,13 +83,7 @@ class UserEntry(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
     def user_options(self) -> dict[str, Any]:
-        options = dict(self.options)
-        for key in ("model", "api_key_env", "temperature", "max_tokens", "request_timeout", "script"):
-            if (value := getattr(self, key)) is not None:
-                options[key] = value
-        if self.endpoint is not None:
-            options["base_url"] = self.endpoint
-        return options
+        return _entry_options(self, USER_OPTION_KEYS, self.options, self.endpoint)
 
 
 class Limits(BaseModel):
@@ -316,9 +311,19 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
     return configurations
 
 
+def _entry_options(
+    entry: BaseModel, keys: tuple[str, ...], options: dict[str, Any], base_url: object
+) -> dict[str, Any]:
+    """An entry's options as ``RunConfig`` takes them: its ``options`` table, its given keys, its endpoint."""
+    given = dict(options) | {key: value for key in keys if (value := getattr(entry, key)) is not None}
+    if base_url is not None:
+        given["base_url"] = base_url
+    return given
+
+
 def _sweep_key(what: str, option: str) -> str:
     """An agent's or user's option as this file spells it: a key of its entry, or of its ``options``."""
-    table = "[user]" if what == "user" else "[[agents]]"
-    keys = UserEntry.model_fields if what == "user" else AgentEntry.model_fields
-    key = "endpoint" if option == "base_url" else option
-    return f"{table} {key}" if key in keys else f"{table} options.{key}"
+    table, keys = ("[user]", USER_OPTION_KEYS) if what == "user" else ("[[agents]]", AGENT_OPTION_KEYS)
+    if option == "base_url":
+        return f"{table} endpoint"
+    return f"{table} {option}" if option in keys else f"{table} options.{option}"
