@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import quote, quote_plus
+import sys
+from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
@@ -12,57 +14,8 @@ from hypothesis import strategies as st
 
 from sopbench.secrets import MASK, Scrubber, redact_url, scrub_secret, url_credentials
 
-# a key with the characters that JSON and URLs escape ('/', '+', '=')
-KEY = "sk-proj-Ab3/De+Fg9_hIjK-LmNoPq0RsTuVwXyZ12345678=="
-# pieces of the key that are not the public "sk-proj-" prefix: none may survive a scrub
-PIECES = ("Ab3", "hIjK", "LmNoPq", "RsTuVw", "12345678")
-
-
-def json_escaped(text: str, upper: bool = False) -> str:
-    return "".join(f"\\u{ord(c):04X}" if upper else f"\\u{ord(c):04x}" for c in text)
-
-
-# bytes around the key in the base64 forms: (before, after) by form name
-BASE64_SIDES: dict[str, tuple[bytes, bytes]] = {}
-
-
-def base64_forms(key: str) -> dict[str, str]:
-    """The key alone and inside longer base64 texts, at each of the 3 byte alignments, standard and
-    URL-safe, with and without padding."""
-    forms = {}
-    for before in (b"", b"x", b"xy", b"Bearer ", b"user:", b'{"authorization": "'):
-        for after in (b"", b"z", b"zz", b'", "more": "bytes"}'):
-            raw = before + key.encode() + after
-            for name, text in (
-                (f"base64 {before!r}+key+{after!r}", base64.b64encode(raw).decode()),
-                (
-                    f"base64url {before!r}+key+{after!r} unpadded",
-                    base64.urlsafe_b64encode(raw).decode().rstrip("="),
-                ),
-            ):
-                forms[name] = text
-                BASE64_SIDES[name] = (before, after)
-    return forms
-
-
-def forms_of(key: str) -> dict[str, str]:
-    """Every form of ``key`` a reply may carry (the end-to-end test serves the same ones)."""
-    return {
-        "as sent": key,
-        "bearer": f"Bearer {key}",
-        "json-escaped": json_escaped(key),
-        "json-escaped upper": json_escaped(key, upper=True),
-        "escaped slashes": key.replace("/", "\\/"),
-        "json string in a json string": json.dumps(json.dumps(key))[1:-1],
-        "url-encoded": quote(key, safe=""),
-        "url-encoded plus": quote_plus(key),
-        "url-encoded every byte": "".join(f"%{b:02x}" for b in key.encode()),
-        "url-encoded twice": quote(quote(key, safe=""), safe=""),
-        "html entities": "".join(f"&#{ord(c)};" for c in key),
-        "hex": key.encode().hex(),
-        **base64_forms(key),
-    }
-
+sys.path.insert(0, str(Path(__file__).parent))
+from key_forms import BASE64_SIDES, KEY, PIECES, forms_of  # noqa: E402
 
 FORMS = forms_of(KEY)
 
