@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,48 +41,52 @@ def completion(message: Any, finish: str, **extra: Any) -> dict[str, Any]:
     return {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [choice], **extra}
 
 
-def hostile(request: dict[str, Any]) -> Reply:
+class Hostile:
     """The agent's replies carry the agent's key and the user's replies the user's key (each server
     knows only the key it is sent), in every form, in every field; the agent's first request is
-    answered with an error echoing the key once (then retried)."""
-    tools = [t["function"]["name"] for t in request.get("tools") or ()]
-    turns = sum(1 for m in request["messages"] if m.get("role") == "assistant")
-    if tools == ["exit_conversation"]:  # the llm user
-        forms = all_forms(USER_KEY)
-        if turns >= 3:
+    answered with an error echoing the key once (then retried). The requests of a second task wait
+    for ``release``, so that the test can copy the store while its WAL holds the first episode."""
+
+    def __init__(self) -> None:
+        self.errored = False
+        self.tasks: list[str] = []
+        self.second_task = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        opening = next(m["content"] for m in request["messages"] if m["role"] != "system")
+        if opening not in self.tasks:
+            self.tasks.append(opening)
+        if self.tasks.index(opening) == 1 and not self.release.is_set():
+            self.second_task.set()
+            self.release.wait(120)
+        tools = [t["function"]["name"] for t in request.get("tools") or ()]
+        turns = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        if tools == ["exit_conversation"]:  # the llm user
+            return self.user(turns, all_forms(USER_KEY))
+        forms = all_forms(KEY)
+        by_form = dict(forms_of(KEY))
+        if turns == 0 and not self.errored:
+            self.errored = True
+            return Reply(status=500, error={"message": f"overloaded, key {forms}"})
+        if turns == 0:  # a call to an unknown tool named by the key, and a real tool given the key
+            calls = ((f"tool {forms}", json.dumps(by_form)), ("login_user", json.dumps({"username": forms})))
             return Reply(
-                content=f"bye {forms}",
-                tool_calls=(("exit_conversation", json.dumps({"why": forms})),),
-                call_ids=(forms,),
+                content=f"Bearer {forms}", tool_calls=calls, call_ids=(f"id {forms}", f"id2 {forms}")
             )
+        if turns == 1:  # malformed: kept raw, with problems
+            call = {"id": 7, "function": {"name": forms, "arguments": by_form}}
+            message = {"role": "assistant", "content": {"text": forms}, "tool_calls": [call]}
+            extra = {"usage": {"prompt_tokens": forms}, "system_fingerprint": forms}
+            return Reply(body=completion(message, forms, **extra))
+        return Reply(content=f"Anything else? {forms}")
+
+    @staticmethod
+    def user(turns: int, forms: str) -> Reply:
+        if turns >= 3:
+            ending = (("exit_conversation", json.dumps({"why": forms})),)
+            return Reply(content=f"bye {forms}", tool_calls=ending, call_ids=(forms,))
         return Reply(content=f"My key is {forms}")
-    forms = all_forms(KEY)
-    by_form = {name: form for name, form in forms_of(KEY).items()}
-    if turns == 0 and not hostile.errored.get(len(request["messages"])):
-        hostile.errored[len(request["messages"])] = True
-        return Reply(status=500, error={"message": f"overloaded, key {forms}"})
-    if turns == 0:  # a call to an unknown tool named by the key, and a real tool given the key
-        return Reply(
-            content=f"Bearer {forms}",
-            tool_calls=(
-                (f"tool {forms}", json.dumps(by_form)),
-                ("login_user", json.dumps({"username": forms})),
-            ),
-            call_ids=(f"id {forms}", f"id2 {forms}"),
-        )
-    if turns == 1:  # malformed: kept raw, with problems
-        message = {
-            "role": "assistant",
-            "content": {"text": forms},
-            "tool_calls": [{"id": 7, "function": {"name": forms, "arguments": by_form}}],
-        }
-        return Reply(
-            body=completion(message, forms, usage={"prompt_tokens": forms}, system_fingerprint=forms)
-        )
-    return Reply(content=f"Anything else? {forms}")
-
-
-hostile.errored = {}  # type: ignore[attr-defined]
 
 
 PRINTED: list[str] = []  # everything the commands printed, checked at the end
@@ -173,55 +180,76 @@ def failing(request: dict[str, Any]) -> Reply:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ChatServer]:
-    with ChatServer(hostile) as running:
+    with ChatServer(Hostile()) as running:
         yield running
 
 
-def run_args(url: str, output: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--agent",
-        "openai",
-        "--model",
-        "m",
-        "--base-url",
-        url,
-        "--api-key-env",
-        KEY_ENV,
-        "--domain",
-        "bank",
-        "--limit",
-        "1",
-        "--max-retries",
-        "1",
-        "--no-baselines",
-        "-o",
-        str(output),
-        *extra,
+def run_args(url: str, output: Path, *extra: str, limit: int = 1) -> list[str]:
+    agent = ["--agent", "openai", "--model", "m", "--base-url", url, "--api-key-env", KEY_ENV]
+    return ["run", *agent, "--domain", "bank", "--limit", str(limit), "--max-retries", "1", "--no-baselines",
+            "-o", str(output), *extra]  # fmt: skip
+
+
+def stored_rows(store: Path) -> int:
+    db = sqlite3.connect(store)
+    try:
+        return db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    finally:
+        db.close()
+
+
+def run_with_a_wal_snapshot(server: ChatServer, run: Path, snapshot: Path) -> dict[str, str]:
+    """Two tasks; once the first episode is stored, the folder's files (store, WAL, lock) are read
+    as they are mid-run, before the second episode may go on. Returns their texts by name."""
+    hostile: Hostile = server._responder  # type: ignore[assignment]
+    user = [
+        "--user",
+        "llm",
+        "--user-model",
+        "u",
+        "--user-base-url",
+        server.url,
+        "--user-api-key-env",
+        USER_KEY_ENV,
     ]
+    args = run_args(server.url, run, *user, "--concurrency", "1", limit=2)
+    env = {**os.environ, KEY_ENV: KEY, USER_KEY_ENV: USER_KEY, "COLUMNS": "100000"}
+    process = subprocess.Popen([sys.executable, "-m", "sopbench.cli", *args], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    texts: dict[str, str] = {}
+    try:
+        assert hostile.second_task.wait(120), "the second task never started"
+        for attempt in range(100):
+            copy = snapshot / f"copy{attempt}"
+            copy.mkdir(parents=True)
+            for path in run.iterdir():
+                (copy / path.name).write_bytes(path.read_bytes())
+            wal = copy / "results.sqlite-wal"
+            if wal.exists() and wal.stat().st_size:
+                # read before SQLite opens the copy (it folds the WAL in when it closes it)
+                texts = {p.name: p.read_bytes().decode("utf-8", errors="replace") for p in copy.iterdir()}
+                if stored_rows(copy / "results.sqlite") == 1:
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the first episode never reached the WAL")
+    finally:
+        hostile.release.set()
+        out, err = process.communicate(timeout=300)
+        PRINTED.extend((out, err))
+    assert process.returncode == 0, out[-2000:] + err[-2000:]
+    shutil.rmtree(snapshot)
+    return texts
 
 
 def test_every_form_of_the_key_in_every_reply_field_reaches_no_artefact(server, tmp_path):
     run = tmp_path / "run"
-    sopbench(
-        *run_args(
-            server.url,
-            run,
-            "--user",
-            "llm",
-            "--user-model",
-            "u",
-            "--user-base-url",
-            server.url,
-            "--user-api-key-env",
-            USER_KEY_ENV,
-        )
-    )
+    mid_run = run_with_a_wal_snapshot(server, run, tmp_path / "snapshot")
     assert server.headers[0]["authorization"] == f"Bearer {KEY}"  # the keys were sent, and echoed
     assert any(h["authorization"] == f"Bearer {USER_KEY}" for h in server.headers)
-    stored = json.loads(sopbench("export", str(run), "-o", "-"))
-    assert stored["status"] == "completed" and "***" in json.dumps(stored)  # the echoes are stored, masked
-    assert any("malformed reply" in p for p in stored.get("problems", []) + [json.dumps(stored)])
+    episodes = [json.loads(line) for line in sopbench("export", str(run), "-o", "-").splitlines()]
+    assert [e["status"] for e in episodes] == ["completed", "completed"]
+    assert all("***" in json.dumps(e) and "malformed reply" in json.dumps(e) for e in episodes)  # masked
     sopbench("export", str(run), "-o", str(tmp_path / "episodes.jsonl"))
     sopbench("export", str(run), "--format", "sopbench", "-o", str(tmp_path / "trajectories"))
     sopbench("report", str(run), "--embed-episodes", "-o", str(tmp_path / "report.html"), ok=(0, 1))
@@ -238,8 +266,12 @@ def test_every_form_of_the_key_in_every_reply_field_reaches_no_artefact(server, 
     printed = "\n".join(PRINTED)
     assert "infra_error" in printed and "rejected the API key" in printed and "***" in printed
     pages = viewer_texts([run, tmp_path / "trajectories"])
+
+    assert {"results.sqlite", "results.sqlite-wal"} <= set(mid_run)
+    for name, text in mid_run.items():
+        assert_no_leak(f"{name} mid-run", text)
     assert_no_leak("the output of the commands", printed)
     for where, text in pages:
         assert_no_leak(f"viewer {where}", text)
     checked = assert_folder_clean(tmp_path)
-    assert checked >= 8  # store (+ WAL/lock), manifests, exports, trajectory files, report, sweep
+    assert checked >= 8  # store, manifests, exports, trajectory files, report, sweep folder
