@@ -78,14 +78,14 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _refuse_credentials(url: str | None) -> None:
+def _refuse_credentials(url: str | None, key_env: str) -> None:
     """A URL with user information (``http://user:KEY@host``) is refused before any request: the
     client sends the key as a bearer token and cannot also send URL credentials (every request
     would fail), and such a URL would put the key in the run's settings. Named without them."""
     if url and "@" in urlsplit(url).netloc:
         raise ValueError(
             f"the base URL {public_url(url)} carries credentials (user:password@ before the host): "
-            "remove them and give the key in $OPENAI_API_KEY or the variable --api-key-env names"
+            f"remove them and put the key in ${key_env} instead"
         )
 
 
@@ -126,7 +126,7 @@ class ChatEndpoint:
         else:
             self.replicas = (base_url,)
         for url in self.replicas:
-            _refuse_credentials(url)
+            _refuse_credentials(url, self.api_key_env)
         self._current = self.replicas[0]  # the replica of the current request (messages name it)
         self.model = model
         self.request_timeout = float(request_timeout)
@@ -146,7 +146,7 @@ class ChatEndpoint:
 
     @base_url.setter
     def base_url(self, url: str | None) -> None:  # one endpoint from now on (before its first request)
-        _refuse_credentials(url)
+        _refuse_credentials(url, self.api_key_env)
         self.replicas = (url,)
         self._current = url
 
