@@ -4,9 +4,10 @@ A reply is the server's to write: a hostile or broken server may echo the API ke
 not always as sent. The forms covered, each alone or mixed character by character:
 
 - as sent (so ``Bearer <key>`` too), with or without surrounding white space;
-- JSON-escaped: ``\\u0073\\u006b...`` (any case of hex digits, any number of backslashes, so a JSON
-  string inside a JSON string too), ``\\/`` for a slash, ``\\"`` for a quote;
-- URL-encoded (``%73`` in any case, twice-encoded ``%2573``) and HTML numeric entities (``&#115;``);
+- JSON-escaped: ``\\u0073\\u006b...`` (any case of hex digits, up to 15 backslashes, so a JSON
+  string inside JSON strings up to four deep), ``\\/`` for a slash, ``\\"`` for a quote;
+- URL-encoded (``%73`` in any case, re-encoded ``%2573`` up to 4 times) and HTML numeric entities
+  (``&#115;``);
 - hex (either case);
 - base64, standard and URL-safe, with or without padding, alone or inside a longer base64 text
   (``Basic`` credentials, a JSON document encoded whole) at any of the three byte alignments; its
@@ -37,6 +38,7 @@ MIN_SECRET_LENGTH = 8
 # base64 cores shorter than this (keys under 9 bytes at the worst alignment) would match by chance
 _MIN_CORE = 8
 _B64_CHAR = r"[A-Za-z0-9+/_\-]"
+_BACKSLASHES = r"\\{1,15}"  # 1, 3, 7, 15: a JSON string escaped up to four times
 
 
 def _hex_digit(digit: str) -> str:
@@ -49,34 +51,54 @@ def _hex(value: int, width: int) -> str:
 
 def _json_escape(char: str) -> list[str]:
     """How JSON may escape ``char``: ``\\uXXXX`` (a surrogate pair above the BMP), and the short
-    escapes; any number of backslashes (an escaped text escaped again)."""
+    escapes; with up to ``_DEPTH`` backslashes (an escaped text escaped again, four levels deep)."""
     point = ord(char)
     if point > 0xFFFF:
         high, low = 0xD800 + ((point - 0x10000) >> 10), 0xDC00 + ((point - 0x10000) & 0x3FF)
-        forms = [rf"\\+u{_hex(high, 4)}\\+u{_hex(low, 4)}"]
+        forms = [rf"{_BACKSLASHES}u{_hex(high, 4)}{_BACKSLASHES}u{_hex(low, 4)}"]
     else:
-        forms = [rf"\\+u{_hex(point, 4)}"]
-    if char in '/"\\':
-        forms.append(r"\\+" + re.escape(char))
+        forms = [rf"{_BACKSLASHES}u{_hex(point, 4)}"]
+    if char in '/"':
+        forms.append(_BACKSLASHES + re.escape(char))
     return forms
 
 
 def _char_pattern(char: str) -> str:
-    """Every form one character of a key may take in a text (module docstring)."""
+    """Every form one character of a key may take in a text (module docstring), each of bounded
+    length. Their first characters differ (the character itself, a backslash, ``%``, ``&``), so the
+    group is atomic (no backtracking into it: a text is scanned in time linear in its length,
+    whatever runs of backslashes or percent signs it holds), except for a key's own ``%`` or ``&``,
+    whose plain form may begin an encoded one."""
     forms = [re.escape(char), *_json_escape(char)]
-    # URL-encoded: each UTF-8 byte as %XX, %25XX when encoded twice
-    forms.append("".join(rf"%(?:25)*{_hex(byte, 2)}" for byte in char.encode()))
-    forms.append(rf"&#0*{ord(char)};|&#[xX]0*{_hex(ord(char), 1)};")
+    # URL-encoded: each UTF-8 byte as %XX, %25XX when encoded again
+    forms.append("".join(rf"%(?:25){{0,3}}{_hex(byte, 2)}" for byte in char.encode()))
+    forms.append(rf"&#0{{0,6}}{ord(char)};|&#[xX]0{{0,6}}{_hex(ord(char), 1)};")
     if html.escape(char) != char:
         forms.append(re.escape(html.escape(char)))
-    return "(?:" + "|".join(forms) + ")"
+    return ("(?:" if char in "%&" else "(?>") + "|".join(forms) + ")"
+
+
+# A key's run of backslashes: any run of backslashes (as sent, or each escaped), taken whole and
+# never given back (the next character of the key is not one); a run that starts the key starts at
+# the first backslash of the text's run (trying each would be quadratic in its length).
+_BACKSLASH_RUN = rf"(?:{_BACKSLASHES}u005[cC]|%(?:25){{0,3}}5[cC]|&#0{{0,6}}92;|&#[xX]0{{0,6}}5[cC];|\\(?!u[0-9a-fA-F]{{4}}))++"
+
+
+def _key_pattern(secret: str) -> str:
+    parts = []
+    for i, run in enumerate(re.findall(r"\\+|[^\\]", secret)):
+        if run.startswith("\\"):
+            parts.append(("(?<!\\\\)" if i == 0 else "") + _BACKSLASH_RUN)
+        else:
+            parts.append(_char_pattern(run))
+    return "".join(parts)
 
 
 def _base64_char(char: str) -> str:
     if char in "+-":
         return r"(?:\+|-|%2[bB])"
     if char in "/_":
-        return r"(?:/|_|\\+/|%2[fF])"
+        return rf"(?:/|_|{_BACKSLASHES}/|%2[fF])"
     return char
 
 
@@ -98,7 +120,7 @@ def _base64_patterns(key: bytes) -> list[str]:
 def _patterns(secret: str) -> list[str]:
     key = secret.encode()
     return [
-        "".join(_char_pattern(char) for char in secret),
+        _key_pattern(secret),
         _hex(int.from_bytes(key, "big"), 2 * len(key)),
         *_base64_patterns(key),
     ]
