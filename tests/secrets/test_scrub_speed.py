@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+import pytest
 
 from sopbench.secrets import Scrubber
 
@@ -35,18 +34,19 @@ PIECES = [
 LENGTH = 100_000
 
 
-@st.composite
-def adversarial_texts(draw) -> str:
-    parts = draw(st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 60_000)), min_size=1, max_size=4))
-    text = "".join(piece * count for piece, count in parts)
-    filler = draw(st.sampled_from(PIECES))
-    return (text + filler * (LENGTH // len(filler) + 1))[:LENGTH]
+def runs(first: str, second: str) -> str:
+    """Half a run of one piece, then a run of another, 100,000 characters in all."""
+    half = first * (LENGTH // 2 // len(first))
+    return (half + second * (LENGTH // len(second) + 1))[:LENGTH]
 
 
-@settings(max_examples=40, deadline=None)
-@given(adversarial_texts(), st.sampled_from(KEYS))
-def test_any_100000_character_text_is_scrubbed_in_under_a_second(text, key):
+TEXTS = [runs(a, b) for a in PIECES for b in (a, "x", *PIECES[::4])]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_any_100000_character_text_is_scrubbed_in_under_a_second(key):
     scrub = Scrubber([key])
-    started = time.perf_counter()
-    scrub(text)
-    assert time.perf_counter() - started < 1.0
+    for text in TEXTS:
+        started = time.perf_counter()
+        scrub(text)
+        assert time.perf_counter() - started < 1.0, text[:20]
