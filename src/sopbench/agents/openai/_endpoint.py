@@ -44,7 +44,7 @@ from sopbench.agents._protocol import AgentInfraError, AgentRequestError, Contex
 from sopbench.secrets import Scrubber, public_url, url_credentials
 
 from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
-from ._replies import ChatReply, read_completion
+from ._replies import ChatReply, clip, read_completion
 from ._retry import DEFAULT_RETRY, RetryPolicy
 from ._transport import (
     CLIENTS,
@@ -72,10 +72,6 @@ _CONTEXT_LENGTH = re.compile(
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
     re.IGNORECASE,
 )
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _refuse_credentials(url: str | None, key_env: str) -> None:
@@ -294,7 +290,7 @@ class ChatEndpoint:
                 raise
             # the reply's head broke the HTTP parser (the aiohttp transport lets some errors through)
             said = getattr(exc, "message", None)  # aiohttp's text, without its made-up status 400
-            detail = _clip(self._scrub(f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"))
+            detail = clip(self._scrub(f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"))
             return Retryable(f"unreadable HTTP reply from the endpoint ({detail})"), None
         return read_completion(text if isinstance(text, str) else str(text), self.scrubber)
 

@@ -70,14 +70,14 @@ def _read(text: str, scrub: Callable[[str], str]) -> ChatReply | tuple[Exception
     try:
         data = json.loads(text)
     except ValueError:
-        return Retryable(f"unreadable reply (not JSON): {_clip(scrub(head))!r}"), None
+        return Retryable(f"unreadable reply (not JSON): {clip(scrub(head))!r}"), None
     if not isinstance(data, Mapping):
-        return Retryable(f"unreadable reply (not a JSON object): {_clip(scrub(head))!r}"), None
+        return Retryable(f"unreadable reply (not a JSON object): {clip(scrub(head))!r}"), None
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         error = data.get("error")
         if error:
-            return Retryable(f"the reply is an error: {_clip(scrub(json.dumps(error)))}"), None
+            return Retryable(f"the reply is an error: {clip(scrub(json.dumps(error)))}"), None
         return Retryable("the reply holds no choices"), None
     choice = choices[0] if isinstance(choices[0], Mapping) else {}
     message = choice.get("message")
@@ -183,5 +183,6 @@ def _kind(value: object) -> str:
 _CLIP = 200
 
 
-def _clip(text: str, limit: int = _CLIP) -> str:
+def clip(text: str, limit: int = _CLIP) -> str:
+    """``text`` cut to ``limit`` characters (scrub it first: a cut must not keep half of a key)."""
     return text if len(text) <= limit else text[:limit] + "..."
