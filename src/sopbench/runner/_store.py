@@ -337,6 +337,26 @@ class RunLock:
             self._fd = None
 
 
+def run_in_progress(folder: Path) -> bool:
+    """Whether a ``sopbench run`` (or sweep) is writing ``folder`` now: its lock file names a process
+    that is alive. Read without taking the lock (a reader that held it, even briefly, could turn a
+    starting run away); a process id reused after the run ended reads as in progress until it ends."""
+    try:
+        holder = (folder / LOCK_NAME).read_text(encoding="ascii", errors="replace").strip()
+        pid = int(holder)
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, someone else's
+    return True
+
+
 def default_tasks_path(store: Store) -> Path:
     """The tasks a stored run was played on (what ``export --format sopbench`` embeds): the
     manifest's absolute path, or the path a schema-1 store noted (as it was given)."""

@@ -1,0 +1,68 @@
+"""Stable episode addresses: ``/episode/<source-digest>/<domain>/<task>/<run>``.
+
+The digest names a source by what it holds, not where it lies or in which order it was given: a
+run folder by its manifest (what the run is and when it was created, fixed for its whole life, so
+that the address of an episode does not change while the run goes on), an Inspect log by its eval
+id, a trajectory file by its bytes. The same episode has the same address in every viewer, in the
+report's links and after the source is copied elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from urllib.parse import quote
+
+import orjson
+
+__all__ = ["DIGEST_LENGTH", "episode_address", "source_digest", "task_part"]
+
+DIGEST_LENGTH = 12  # hex digits: 48 bits, no collision among any plausible set of sources
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=DIGEST_LENGTH // 2).hexdigest()
+
+
+def source_digest(source: Path | str) -> str:
+    """The digest of a source: a run folder, an Inspect log or a trajectory file (``OSError`` when
+    it cannot be read; a run folder's store errors as ``sopbench.runner.StoreError``)."""
+    path = Path(source)
+    from sopbench.runner import STORE_NAME
+
+    if path.is_dir() and (path / STORE_NAME).is_file():
+        return run_folder_digest(path)
+    from sopbench.inspect_eval import inspect_log_digest, is_inspect_log
+
+    if is_inspect_log(path):
+        return _digest(inspect_log_digest(path).encode())
+    return _digest(path.read_bytes())
+
+
+def run_folder_digest(folder: Path, manifest: dict[str, object] | None = None) -> str:
+    """A run folder's digest from its manifest (read when not given); a schema-1 store, which has
+    none, by its folder name and configuration."""
+    if manifest is None:
+        from sopbench.runner import open_existing
+
+        store = open_existing(folder)
+        try:
+            manifest = store.manifest()
+            legacy = store.legacy_config() if manifest is None else None
+        finally:
+            store.close()
+        if manifest is None:
+            manifest = {"legacy": folder.name, "config": legacy}
+    return _digest(orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS))
+
+
+def task_part(domain: str, task_id: str) -> str:
+    """The task's part of an address: its id without the domain it starts with."""
+    return task_id.removeprefix(f"{domain}/")
+
+
+def episode_address(digest: str, domain: str, task_id: str, run: int) -> str:
+    """The viewer's path of one episode (append it to the viewer's URL without its final slash):
+    run ``run`` (from 0) of task ``task_id`` (``<domain>/<goal>[<i>]``) in the source ``digest``."""
+    parts = (digest, domain, task_part(domain, task_id), str(run))
+    return "/episode/" + "/".join(quote(part, safe="") for part in parts)
