@@ -33,7 +33,9 @@ if CHROMIUM is None or CHROMEDRIVER is None:
     if REQUIRED:
         raise RuntimeError(f"SOPBENCH_REQUIRE_BROWSER=1 but {MISSING}")
     pytest.skip(MISSING, allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')"
+)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +133,9 @@ def test_markup_from_the_episode_stays_inert(viewer, browser):
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
 
-    injected = api(viewer, "?configuration=injected-model%20%C2%B7%20fc%20%C2%B7%20tools%20full")["episodes"][0]
+    injected = api(viewer, "?configuration=injected-model%20%C2%B7%20fc%20%C2%B7%20tools%20full")["episodes"][
+        0
+    ]
     requested_urls(browser)  # forget what earlier pages asked for
     browser.get(f"{viewer}episode/{injected['id']}")
     with pytest.raises(NoAlertPresentException):

@@ -131,4 +131,5 @@ class _TaskLookup:
         task = found.get(task_id)
         if task is None:
             return None, f"task {task_id} is not in {self.tasks}"
-        return episode_record(task, messages, None, tool_list=self.tool_list), None
+        # The log keeps no final database: an empty one stands in (the verdict is the stored one).
+        return episode_record(task, messages, {}, tool_list=self.tool_list), None

@@ -113,8 +113,10 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
             task = tasks[domain].get(row["task_id"])
             if task is None:
                 raise StoreError(f"{store.path}: task {row['task_id']} is not in {tasks_path}")
-            messages = row["messages"] or []
-            record = episode_record(task, messages, row["final_database"], tool_list=row["tool_list"])
+            if row["status"] == "completed":
+                record = episode_record(task, row["messages"], row["final_database"], tool_list=row["tool_list"])
+            else:
+                record = _unfinished_record(task, row)
         got = shown_to.get((row["task_id"], row["run"]), {})
         episodes.append(
             StoredEpisode(
@@ -141,3 +143,12 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
             )
         )
     return StoredRun(folder, config, tuple(episodes), manifest)
+
+
+def _unfinished_record(task: Task, row: dict[str, Any]) -> Record | None:
+    """An infra_error episode's transcript up to the failure, to be shown (never scored): it has no
+    final database (an empty one stands in); None when what was kept cannot make a record."""
+    try:
+        return episode_record(task, row["messages"], row["final_database"] or {}, tool_list=row["tool_list"])
+    except LoadError:
+        return None

@@ -1,9 +1,9 @@
 """Stable episode addresses: ``/episode/<source-digest>/<domain>/<task>/<run>``.
 
 The digest names a source by what it holds, not where it lies or in which order it was given: a
-run folder by its manifest (what the run is and when it was created, fixed for its whole life, so
-that the address of an episode does not change while the run goes on), an Inspect log by its eval
-id, a trajectory file by its bytes. The same episode has the same address in every viewer, in the
+run folder by its manifest's creation time and settings (fixed for the run's whole life, resumed or
+extended to more tasks, so that an episode's address does not change while the run goes on), an
+Inspect log by its eval id, a trajectory file by its bytes. The same episode has the same address in every viewer, in the
 report's links and after the source is copied elsewhere.
 """
 
@@ -40,8 +40,9 @@ def source_digest(source: Path | str) -> str:
 
 
 def run_folder_digest(folder: Path, manifest: dict[str, object] | None = None) -> str:
-    """A run folder's digest from its manifest (read when not given); a schema-1 store, which has
-    none, by its folder name and configuration."""
+    """A run folder's digest from its manifest (read when not given): its creation time and the
+    settings that decide its results (the rest, such as the task count, grows as the run is
+    extended); a schema-1 store, which has no manifest, by its folder name and configuration."""
     if manifest is None:
         from sopbench.runner import open_existing
 
@@ -53,7 +54,8 @@ def run_folder_digest(folder: Path, manifest: dict[str, object] | None = None) -
             store.close()
         if manifest is None:
             manifest = {"legacy": folder.name, "config": legacy}
-    return _digest(orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS))
+    fixed = {key: manifest.get(key) for key in ("created_at", "config", "legacy")}
+    return _digest(orjson.dumps(fixed, option=orjson.OPT_SORT_KEYS))
 
 
 def task_part(domain: str, task_id: str) -> str:

@@ -155,7 +155,7 @@ def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
         tool_count=len(episode.tools or ()) if shown else 0,
         facts=facts,
         problems=problems,
-        database_kept=episode.score.episode is not None or not episode.judged,
+        database_kept=episode.judged and episode.score.episode is not None,
     )
 
 
