@@ -360,3 +360,23 @@ def test_an_infra_error_episode_played_again_takes_its_place(viewer_sources, tmp
     assert index.page(Filters({"outcome": "infra_error"})).total == 0
     assert index.page(Filters({"q": "try again later"})).total == 0
     assert index.by_address[addresses[0]] is index.episodes[0]
+
+
+def test_every_page_renders_with_live_sources(viewer_sources, tmp_path):
+    parent = tmp_path / "live"
+    shutil.copytree(viewer_sources.no_verify, parent / "no-verify")
+    live = LiveSources([parent], SOUND)
+    index = EpisodeIndex(live.load(source_files([parent])).episodes)
+    client = TestClient(create_app(index, "sound", "note", live))
+    episode = index.episodes[0]
+    task = quote(episode.task_id)
+    conf = quote(episode.configuration)
+    for path in ("/", episode.address, f"/compare?a={conf}&b={conf}&task={task}", "/compare"):
+        answer = client.get(path)
+        assert answer.status_code == 200, path
+        assert f'id="live" class="muted" data-episodes="{len(index.episodes)}"' in answer.text
+    status = client.get("/api/status").json()
+    assert status["episodes"] == len(index.episodes) and status["live"] is True
+    assert status["sources"] == [
+        {"name": str(parent / "no-verify"), "episodes": len(index.episodes), "in_progress": False}
+    ]

@@ -23,6 +23,7 @@ from ._facts import EpisodeFacts, ProblemView, episode_facts, problem_steps
 from ._graph import STATE_LABELS, constraint_graph_svg, constraint_state_name
 from ._index import FACETS, FILTERS, EpisodeIndex, Filters, Page
 from ._live import SETTLE_S, LiveSources, SourceStatus
+from ._reading import load_sources, load_unit
 from ._sources import (
     JUDGEMENTS,
     Episode,
@@ -30,8 +31,6 @@ from ._sources import (
     SourceError,
     configuration_name,
     failing_constraint_kinds,
-    load_sources,
-    load_unit,
     source_files,
 )
 from ._templates import CONTENT_SECURITY_POLICY, STATIC_DIR, stylesheet, template_environment

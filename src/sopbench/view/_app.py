@@ -101,7 +101,8 @@ def create_app(
             live.apply(found, index)  # here, between requests: no page sees a half-grown index
 
     def html(name: str, **values: Any) -> HTMLResponse:
-        return HTMLResponse(templates.get_template(name).render(**common, **values))
+        page = templates.get_template(name).render(**common, episodes_total=len(index.episodes), **values)
+        return HTMLResponse(page)
 
     async def list_page(request: Request) -> Response:
         await refresh()
@@ -129,7 +130,6 @@ def create_app(
             pass_rate=rate,
             filters=filters.values,
             query=query,
-            episodes_total=len(index.episodes),
         )
 
     async def episode_page(request: Request) -> Response:
@@ -147,7 +147,6 @@ def create_app(
             position=position,
             matching=total,
             query=query,
-            episodes_total=len(index.episodes),
         )
 
     async def positional(request: Request) -> Response:

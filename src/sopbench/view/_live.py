@@ -25,7 +25,8 @@ from sopbench.scoring import Protocol
 
 from ._facts import Prices
 from ._index import EpisodeIndex
-from ._sources import Episode, LoadedSources, SourceError, is_run_folder, load_unit, source_files
+from ._reading import load_unit
+from ._sources import Episode, LoadedSources, SourceError, is_run_folder, source_files
 
 __all__ = ["SETTLE_S", "LiveSources", "SourceStatus"]
 
@@ -43,7 +44,7 @@ class SourceStatus:
 def _signature(unit: Path) -> tuple[Any, ...]:
     """What changes when a unit gains episodes: its files' sizes and modification times."""
     paths = [unit / STORE_NAME, unit / f"{STORE_NAME}-wal"] if unit.is_dir() else [unit]
-    found = []
+    found: list[tuple[int, int] | None] = []
     for path in paths:
         try:
             info = path.stat()

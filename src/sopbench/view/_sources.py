@@ -1,4 +1,4 @@
-"""Sources of episodes, mixed freely: what ``sopbench evaluate`` reads. Run folders of ``sopbench
+"""Sources of episodes (read by ``_reading``), mixed freely: what ``sopbench evaluate`` reads. Run folders of ``sopbench
 run`` (and every run folder below a folder, as a sweep writes them), Inspect logs of the ``sopbench``
 task (``.eval``, ``.json``), and trajectory files (published, or ``sopbench export --format sopbench``).
 
@@ -10,20 +10,20 @@ have (their transcript up to the failure, never scored).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sopbench.inspect_eval import InspectLogError, inspect_log_episodes, is_inspect_log
-from sopbench.runner import STORE_NAME, StoreError, read_run_folder
-from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
+from sopbench.inspect_eval import is_inspect_log
+from sopbench.runner import STORE_NAME
+from sopbench.scoring import RunScore, load_records
 from sopbench.statistics import Configuration
-from sopbench.traces import Record, detect_output_format, iter_trajectory_files
+from sopbench.traces import Record, iter_trajectory_files
 
-from ._address import episode_address, run_folder_digest, source_digest
-from ._facts import EpisodeFacts, Prices, episode_facts
+from ._address import episode_address
+from ._facts import EpisodeFacts, Prices
 
 __all__ = [
     "JUDGEMENTS",
@@ -32,8 +32,7 @@ __all__ = [
     "SourceError",
     "configuration_name",
     "failing_constraint_kinds",
-    "load_sources",
-    "load_unit",
+    "is_run_folder",
     "source_files",
 ]
 
@@ -196,226 +195,3 @@ def source_files(sources: Iterable[Path], *, allow_empty: bool = False) -> list[
             )
         units.extend(found)
     return list(dict.fromkeys(units))
-
-
-def load_sources(
-    units: Iterable[Path],
-    protocol: Protocol,
-    advance: Callable[[str], None] | None = None,
-    *,
-    prices: Prices | None = None,
-) -> LoadedSources:
-    """Read and score every episode of ``units`` (see ``source_files``) under ``protocol``;
-    ``prices`` (USD per million input and output tokens, by model) gives each live episode its cost."""
-    loaded = LoadedSources(prices=prices)
-    for unit in units:
-        load_unit(unit, protocol, loaded)
-        if advance is not None:
-            advance(unit.name)
-    return loaded
-
-
-def load_unit(unit: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    """Add the episodes of one unit that ``loaded`` does not know yet (by address): the viewer reads
-    a growing run folder again this way. ``SourceError`` for a run folder that cannot be read."""
-    if is_run_folder(unit):
-        _load_run_folder(unit, protocol, loaded)
-    elif is_inspect_log(unit):
-        _load_inspect_log(unit, protocol, loaded)
-    else:
-        _load_trajectory_file(unit, protocol, loaded)
-    loaded.files += 1
-
-
-def _add(loaded: LoadedSources, episode: Episode) -> None:
-    before = loaded.known.get(episode.address)
-    if before is not None:
-        if not before.judged and episode.judged:  # an infra_error episode played again
-            now = _with_id(episode, before.id)
-            loaded.known[episode.address] = now
-            loaded.replaced.append(now)
-        return
-    episode = _with_id(episode, loaded.first_id + len(loaded.episodes))
-    loaded.known[episode.address] = episode
-    loaded.episodes.append(episode)
-
-
-def _with_id(episode: Episode, number: int) -> Episode:
-    from dataclasses import replace
-
-    return replace(episode, id=number)
-
-
-def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    records = load_records(path, lambda error: loaded.problems.append(str(error)))
-    if not records:
-        return
-    try:
-        digest = source_digest(path)
-    except OSError as exc:
-        loaded.problems.append(f"{path}: cannot be read ({exc.strerror or exc})")
-        return
-    configuration = configuration_name(file_configuration(str(path)))
-    fmt = detect_output_format(records)
-    positions: dict[str, int] = {}
-    for record in records:
-        position = positions.get(record.task.goal, 0)
-        positions[record.task.goal] = position + 1
-        task_id = f"{record.domain}/{record.task.goal}[{position}]"  # as the runner names tasks
-        for run in range(len(record.runs)):
-            try:
-                score = score_run(record, run, protocol, output_format=fmt, task_id=task_id)
-            except ScoringError as error:
-                loaded.problems.append(str(error))
-                if error.whole_record:
-                    break
-                continue
-            kinds = failing_constraint_kinds(score)
-            _add(
-                loaded,
-                Episode(0, str(path), configuration, run, score, kinds, task_id=task_id, digest=digest),
-            )
-
-
-def _not_judged(
-    source: str, domain: str, goal: str, task_id: str, run: int, should_succeed: bool, reason: str
-) -> RunScore:
-    """The placeholder score of an episode that was never judged (no judgement failed: none was made)."""
-    verdict = {"passed": False, **dict.fromkeys(JUDGEMENTS, True)}
-    return RunScore(
-        source,
-        domain,
-        0,
-        run,
-        "",
-        verdict,
-        (f"infra_error: {reason}",),
-        None,
-        should_succeed,
-        goal,
-        task_id=task_id,
-    )
-
-
-def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    try:
-        stored = read_run_folder(folder, on_damaged=loaded.problems.append)
-        digest = run_folder_digest(folder, stored.manifest)
-    except StoreError as error:
-        raise SourceError(str(error)) from None
-    for episode in stored.episodes:
-        facts = episode_facts(
-            status=episode.status,
-            end_reason=episode.end_reason,
-            reason=episode.reason,
-            usage=episode.usage,
-            user_usage=episode.user_usage,
-            latency_s=episode.latency_s,
-            attempts=episode.attempts,
-            problems=episode.problems,
-            model=episode.model,
-            prices=loaded.prices,
-        )
-        where = f"{folder}: {episode.task_id} run {episode.run}"
-        if episode.status != "completed":
-            should = episode.record.task.action_should_succeed if episode.record is not None else True
-            score = _not_judged(
-                str(folder), episode.domain, episode.goal, episode.task_id, 0, should, episode.reason or ""
-            )
-        else:
-            assert episode.record is not None  # a completed episode always has its transcript
-            try:
-                score = score_run(episode.record, 0, protocol, task_id=episode.task_id)
-            except ScoringError as error:
-                loaded.problems.append(f"{where}: {error.message}")
-                continue
-        _add(
-            loaded,
-            Episode(
-                0,
-                str(folder),
-                episode.configuration,
-                0,
-                score,
-                failing_constraint_kinds(score),
-                episode.record,
-                episode.system_prompt,
-                episode.tools,
-                task_id=episode.task_id,
-                digest=digest,
-                task_run=episode.run,
-                facts=facts,
-                in_file=False,
-            ),
-        )
-
-
-def _load_inspect_log(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    from ._address import source_digest as digest_of
-
-    try:
-        digest = digest_of(path)
-        episodes = list(inspect_log_episodes(path, _stored_protocol(protocol), loaded.problems.append))
-    except InspectLogError as error:
-        loaded.problems.append(str(error))
-        return
-    except ValueError as error:
-        raise SourceError(f"{path}: {error}") from None
-    for item in episodes:
-        meta = item.facts
-        model = meta.get("model") or None
-        facts = episode_facts(
-            status="completed" if item.error is None else INFRA_ERROR,
-            end_reason=meta.get("end_reason"),
-            reason=item.error,
-            usage=meta.get("usage") if isinstance(meta.get("usage"), dict) else None,
-            user_usage=meta.get("user_usage") if isinstance(meta.get("user_usage"), dict) else None,
-            latency_s=meta.get("latency_s"),
-            attempts=None,
-            problems=meta.get("problems") if isinstance(meta.get("problems"), list) else (),
-            model=model,
-            prices=loaded.prices,
-        )
-        score = item.score
-        if score is None:
-            score = _not_judged(
-                path.as_posix(),
-                item.domain,
-                item.goal,
-                item.task_id,
-                item.run,
-                item.should_succeed,
-                item.error or "no score",
-            )
-        configuration = (
-            configuration_name(score.config) if item.score is not None else f"{model or 'inspect'} · fc"
-        )
-        _add(
-            loaded,
-            Episode(
-                0,
-                str(path),
-                configuration,
-                0,
-                score,
-                failing_constraint_kinds(score) if item.score is not None else frozenset(),
-                item.record,
-                item.system_prompt,
-                task_id=item.task_id,
-                digest=digest,
-                task_run=item.run,
-                facts=facts,
-                in_file=False,
-            ),
-        )
-
-
-def _stored_protocol(protocol: Protocol) -> str:
-    """``sound`` or ``sopbench``: the two verdicts an Inspect log keeps (``ValueError`` for others)."""
-    from sopbench.scoring import SOPBENCH, SOUND
-
-    if protocol.quirks == SOUND.quirks:
-        return "sound"
-    if protocol.quirks == SOPBENCH.quirks:
-        return "sopbench"
-    raise ValueError(f"an Inspect log keeps the sound and sopbench verdicts only, not {protocol}")
