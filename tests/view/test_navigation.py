@@ -380,3 +380,51 @@ def test_every_page_renders_with_live_sources(viewer_sources, tmp_path):
     assert status["sources"] == [
         {"name": str(parent / "no-verify"), "episodes": len(index.episodes), "in_progress": False}
     ]
+
+
+def test_compare_flips_link_to_the_side_by_side_page(viewer_sources, index, client):
+    """``sopbench compare --viewer-url`` gives each flipped run the address of its side-by-side page,
+    which a viewer on the same sources opens with both runs."""
+    url = "http://127.0.0.1:8765/"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "compare",
+            str(viewer_sources.reference),
+            str(viewer_sources.no_verify),
+            "--format",
+            "markdown",
+            "--viewer-url",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+    assert result.returncode == 0, result.stderr
+    links = re.findall(r"http://127\.0\.0\.1:8765(/compare\?\S+?)\s*\|", result.stdout)
+    flipped = sum(
+        1 for e in index.episodes if e.configuration.startswith("no-verify") and e.judged and not e.passed
+    )
+    assert len(links) == min(flipped, 20) > 0
+    page = client.get(links[0]).text
+    assert page.count('class="column side-') == 2 and "First divergence, action" in page
+    without = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "compare",
+            str(viewer_sources.reference),
+            str(viewer_sources.no_verify),
+            "--format",
+            "markdown",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "side by side" not in without.stdout and "/compare?" not in without.stdout

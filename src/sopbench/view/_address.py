@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import orjson
 
-__all__ = ["DIGEST_LENGTH", "episode_address", "source_digest", "task_part"]
+__all__ = ["DIGEST_LENGTH", "compare_address", "episode_address", "source_digest", "task_part"]
 
 DIGEST_LENGTH = 12  # hex digits: 48 bits, no collision among any plausible set of sources
 
@@ -68,3 +68,9 @@ def episode_address(digest: str, domain: str, task_id: str, run: int) -> str:
     run ``run`` (from 0) of task ``task_id`` (``<domain>/<goal>[<i>]``) in the source ``digest``."""
     parts = (digest, domain, task_part(domain, task_id), str(run))
     return "/episode/" + "/".join(quote(part, safe="") for part in parts)
+
+
+def compare_address(a: str, b: str, task_id: str) -> str:
+    """The viewer's side-by-side page of task ``task_id`` under configurations ``a`` and ``b`` (as
+    the viewer names them: ``configuration_name``); append it to the viewer's URL without its slash."""
+    return "/compare?" + urlencode({"a": a, "b": b, "task": task_id})

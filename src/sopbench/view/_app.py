@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import asdict
 from typing import Any
-from urllib.parse import unquote, urlencode
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -198,7 +198,7 @@ def create_app(
 
     async def compare_page(request: Request) -> Response:
         query = request.query_params
-        a, b, task = (unquote(query.get(name, "")).strip() for name in ("a", "b", "task"))
+        a, b, task = (query.get(name, "").strip() for name in ("a", "b", "task"))
         configurations = index.options("configuration")
         pairs = side_by_side(index, a, b, task) if a and b and task else []
         tasks = index.options("task") if not task else []
