@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._log import LOG_SUFFIXES, SCORER_NAME, InspectLogError, inspect_log_scores, is_inspect_log
-from ._log_episodes import InspectEpisode, inspect_log_digest, inspect_log_episodes
+from ._log_episodes import InspectEpisode, inspect_log_digest, inspect_log_episodes, inspect_log_running
 
 _LAZY = {
     "sopbench": "_task",
@@ -59,6 +59,7 @@ __all__ = [
     "InspectLogError",
     "inspect_log_digest",
     "inspect_log_episodes",
+    "inspect_log_running",
     "inspect_log_scores",
     "is_inspect_log",
     *_LAZY,

@@ -20,7 +20,7 @@ from sopbench.traces import Record
 
 from ._log import InspectLogError, _metadata
 
-__all__ = ["InspectEpisode", "inspect_log_digest", "inspect_log_episodes"]
+__all__ = ["InspectEpisode", "inspect_log_digest", "inspect_log_episodes", "inspect_log_running"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,15 @@ def inspect_log_digest(path: Path) -> str:
     """The eval's own id (``eval.eval_id``): the same log has it wherever it is copied."""
     log = _read_header(path)
     return str(log.eval.eval_id or log.eval.run_id)
+
+
+def inspect_log_running(path: Path) -> bool:
+    """Whether the eval that writes the log is still going (its status is ``started``); a log that
+    cannot be read now counts as not running."""
+    try:
+        return bool(_read_header(path).status == "started")
+    except InspectLogError:
+        return False
 
 
 def _read_header(path: Path) -> Any:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sopbench.inspect_eval import inspect_log_running
 from sopbench.runner import STORE_NAME, run_in_progress
 from sopbench.scoring import Protocol
 
@@ -55,15 +56,6 @@ def _signature(unit: Path) -> tuple[Any, ...]:
     return tuple(found)
 
 
-def _log_in_progress(unit: Path) -> bool:
-    try:
-        from inspect_ai.log import read_eval_log
-
-        return bool(read_eval_log(str(unit), header_only=True).status == "started")
-    except Exception:  # noqa: BLE001 - a log that cannot be read now is not shown as running
-        return False
-
-
 class LiveSources:
     """The sources given to the viewer, read once at start-up (``load``) and again as they grow."""
 
@@ -94,7 +86,7 @@ class LiveSources:
         if is_run_folder(unit):
             return run_in_progress(unit)
         if unit.suffix == ".eval":
-            return _log_in_progress(unit)
+            return inspect_log_running(unit)
         return False
 
     def collect(self, first_id: int) -> LoadedSources:
