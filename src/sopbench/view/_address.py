@@ -10,6 +10,7 @@ report's links and after the source is copied elsewhere.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -66,8 +67,13 @@ def task_part(domain: str, task_id: str) -> str:
 def episode_address(digest: str, domain: str, task_id: str, run: int) -> str:
     """The viewer's path of one episode (append it to the viewer's URL without its final slash):
     run ``run`` (from 0) of task ``task_id`` (``<domain>/<goal>[<i>]``) in the source ``digest``."""
-    parts = (digest, domain, task_part(domain, task_id), str(run))
-    return "/episode/" + "/".join(quote(part, safe="") for part in parts)
+    return f"/episode/{_segment(digest)}/{_segment(domain)}/{_segment(task_part(domain, task_id))}/{run}"
+
+
+@lru_cache(maxsize=65536)
+def _segment(text: str) -> str:
+    """One path segment, percent-encoded (a few thousand distinct ones: each is encoded once)."""
+    return quote(text, safe="")
 
 
 def compare_address(a: str, b: str, task_id: str) -> str:

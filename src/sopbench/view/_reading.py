@@ -13,7 +13,7 @@ from sopbench.runner import StoreError, read_run_folder
 from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
 from sopbench.traces import detect_output_format
 
-from ._address import run_folder_digest, source_digest
+from ._address import episode_address, run_folder_digest, source_digest
 from ._facts import Prices, episode_facts
 from ._sources import (
     INFRA_ERROR,
@@ -59,20 +59,25 @@ def load_unit(unit: Path, protocol: Protocol, loaded: LoadedSources) -> None:
 
 
 def _add(loaded: LoadedSources, episode: Episode) -> None:
+    """Add ``episode`` (made with ``_next_id``) unless its address is known; an infra_error episode
+    since played again takes the place, and the number, of the one read before."""
     before = loaded.known.get(episode.address)
     if before is not None:
-        if not before.judged and episode.judged:  # an infra_error episode played again
-            now = _with_id(episode, before.id)
+        if not before.judged and episode.judged:
+            now = replace(episode, id=before.id)
             loaded.known[episode.address] = now
             loaded.replaced.append(now)
         return
-    episode = _with_id(episode, loaded.first_id + len(loaded.episodes))
     loaded.known[episode.address] = episode
     loaded.episodes.append(episode)
 
 
-def _with_id(episode: Episode, number: int) -> Episode:
-    return replace(episode, id=number)
+def _next_id(loaded: LoadedSources) -> int:
+    return loaded.first_id + len(loaded.episodes)
+
+
+def _address(digest: str, domain: str, task_id: str, run: int) -> str:
+    return episode_address(digest, domain, task_id, run)
 
 
 def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
@@ -102,7 +107,17 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
             kinds = failing_constraint_kinds(score)
             _add(
                 loaded,
-                Episode(0, str(path), configuration, run, score, kinds, task_id=task_id, digest=digest),
+                Episode(
+                    _next_id(loaded),
+                    str(path),
+                    configuration,
+                    run,
+                    score,
+                    kinds,
+                    task_id=task_id,
+                    digest=digest,
+                    stable_address=_address(digest, record.domain, task_id, run),
+                ),
             )
 
 
@@ -161,7 +176,7 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
         _add(
             loaded,
             Episode(
-                0,
+                _next_id(loaded),
                 str(folder),
                 episode.configuration,
                 0,
@@ -175,6 +190,7 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
                 task_run=episode.run,
                 facts=facts,
                 in_file=False,
+                stable_address=_address(digest, episode.domain, episode.task_id, episode.run),
             ),
         )
 
@@ -220,7 +236,7 @@ def _load_inspect_log(path: Path, protocol: Protocol, loaded: LoadedSources) -> 
         _add(
             loaded,
             Episode(
-                0,
+                _next_id(loaded),
                 str(path),
                 configuration,
                 0,
@@ -233,6 +249,7 @@ def _load_inspect_log(path: Path, protocol: Protocol, loaded: LoadedSources) -> 
                 task_run=item.run,
                 facts=facts,
                 in_file=False,
+                stable_address=_address(digest, item.domain, item.task_id, item.run),
             ),
         )
 

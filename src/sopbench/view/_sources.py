@@ -70,6 +70,7 @@ class Episode:
     task_run: int | None = None  # the run of the task, from 0 (None: ``run``)
     facts: EpisodeFacts | None = None  # how it went; None: the source keeps none of it
     in_file: bool = True  # the record is read again from ``source`` (a trajectory file) when needed
+    stable_address: str = ""  # ``address``, computed once when the source is read ("": computed when asked)
 
     @property
     def record(self) -> Record:
@@ -91,7 +92,7 @@ class Episode:
     @property
     def address(self) -> str:
         """The stable path of this episode in every viewer (``episode_address``)."""
-        return episode_address(self.digest, self.domain, self.task_id, self.number)
+        return self.stable_address or episode_address(self.digest, self.domain, self.task_id, self.number)
 
     @property
     def source_name(self) -> str:
