@@ -40,15 +40,19 @@ webdriver = pytest.importorskip(
 )
 
 
-@pytest.fixture(scope="module")
-def viewer(viewer_sources):
-    process, url = start_viewer(viewer_sources.all)
-    yield url
+def stop(process) -> None:
     process.send_signal(signal.SIGINT)
     try:
         process.wait(timeout=20)
     finally:
         process.kill()
+
+
+@pytest.fixture(scope="module")
+def viewer(viewer_sources):
+    process, url = start_viewer(viewer_sources.all)
+    yield url
+    stop(process)
 
 
 @pytest.fixture(scope="module")
@@ -77,14 +81,6 @@ def screenshot(driver, tmp_path: Path, name: str, *, publish: bool = False) -> P
     if publish and wanted:
         shutil.copyfile(target, Path(wanted) / name)
     return target
-
-
-def stop(process) -> None:
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=20)
-    finally:
-        process.kill()
 
 
 @pytest.fixture(scope="module")

@@ -240,45 +240,22 @@ def test_a_run_is_in_progress_while_its_process_holds_the_lock(tmp_path):
     assert not run_in_progress(folder)
 
 
+def _run(agent: str, tasks: Path, output: Path, limit: int) -> None:
+    run(RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=limit))
+
+
 def test_live_sources_add_what_a_run_writes(viewer_sources, tmp_path):
     parent = tmp_path / "sweep"
     first = parent / "first"
-    run(
-        RunConfig(
-            agent="reference",
-            domains=("bank",),
-            tasks=viewer_sources.tasks,
-            output=first,
-            baselines=False,
-            limit=2,
-        )
-    )
+    _run("reference", viewer_sources.tasks, first, 2)
     live = LiveSources([parent], SOUND)
     loaded = live.load(source_files([parent]))
     index = EpisodeIndex(loaded.episodes)
     before = {e.address for e in index.episodes}
     assert len(before) == 2 and live.collect(len(index.episodes)).episodes == []  # nothing new
     # the same run extended to more tasks, and a second run folder beside it
-    run(
-        RunConfig(
-            agent="reference",
-            domains=("bank",),
-            tasks=viewer_sources.tasks,
-            output=first,
-            baselines=False,
-            limit=4,
-        )
-    )
-    run(
-        RunConfig(
-            agent="no-verify",
-            domains=("bank",),
-            tasks=viewer_sources.tasks,
-            output=parent / "second",
-            baselines=False,
-            limit=1,
-        )
-    )
+    _run("reference", viewer_sources.tasks, first, 4)
+    _run("no-verify", viewer_sources.tasks, parent / "second", 1)
     live.apply(live.collect(len(index.episodes)), index)
     after = {e.address for e in index.episodes}
     assert before < after and len(after) == 4 + 1
@@ -382,49 +359,37 @@ def test_every_page_renders_with_live_sources(viewer_sources, tmp_path):
     ]
 
 
-def test_compare_flips_link_to_the_side_by_side_page(viewer_sources, index, client):
-    """``sopbench compare --viewer-url`` gives each flipped run the address of its side-by-side page,
-    which a viewer on the same sources opens with both runs."""
-    url = "http://127.0.0.1:8765/"
+def _compare(sources, *extra: str) -> str:
+    """``sopbench compare REFERENCE NO-VERIFY --format markdown EXTRA...``: what it prints."""
+    command = [
+        sys.executable,
+        "-m",
+        "sopbench.cli",
+        "compare",
+        str(sources.reference),
+        str(sources.no_verify),
+    ]
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sopbench.cli",
-            "compare",
-            str(viewer_sources.reference),
-            str(viewer_sources.no_verify),
-            "--format",
-            "markdown",
-            "--viewer-url",
-            url,
-        ],
+        [*command, "--format", "markdown", *extra],
         capture_output=True,
         text=True,
         timeout=120,
         env={**os.environ, "COLUMNS": "400"},
     )
     assert result.returncode == 0, result.stderr
-    links = re.findall(r"http://127\.0\.0\.1:8765(/compare\?\S+?)\s*\|", result.stdout)
+    return result.stdout
+
+
+def test_compare_flips_link_to_the_side_by_side_page(viewer_sources, index, client):
+    """``sopbench compare --viewer-url`` gives each flipped run the address of its side-by-side page,
+    which a viewer on the same sources opens with both runs."""
+    printed = _compare(viewer_sources, "--viewer-url", "http://127.0.0.1:8765/")
+    links = re.findall(r"http://127\.0\.0\.1:8765(/compare\?\S+?)\s*\|", printed)
     flipped = sum(
         1 for e in index.episodes if e.configuration.startswith("no-verify") and e.judged and not e.passed
     )
     assert len(links) == min(flipped, 20) > 0
     page = client.get(links[0]).text
     assert page.count('class="column side-') == 2 and "First divergence, action" in page
-    without = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sopbench.cli",
-            "compare",
-            str(viewer_sources.reference),
-            str(viewer_sources.no_verify),
-            "--format",
-            "markdown",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "side by side" not in without.stdout and "/compare?" not in without.stdout
+    without = _compare(viewer_sources)
+    assert "side by side" not in without and "/compare?" not in without

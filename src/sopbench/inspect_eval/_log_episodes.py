@@ -18,7 +18,7 @@ from sopbench.runner import episode_record, row_score
 from sopbench.scoring import RunScore
 from sopbench.traces import Record
 
-from ._log import InspectLogError, _metadata
+from ._log import InspectLogError, _metadata, inspect_log_api
 
 __all__ = ["InspectEpisode", "inspect_log_digest", "inspect_log_episodes", "inspect_log_running"]
 
@@ -56,12 +56,7 @@ def inspect_log_running(path: Path) -> bool:
 
 
 def _read_header(path: Path) -> Any:
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise InspectLogError(
-            f"{path}: reading an Inspect log needs the inspect extra: pip install 'sopbench[inspect]'"
-        ) from None
+    read_eval_log = inspect_log_api(path).read_eval_log
     try:
         return read_eval_log(str(path), header_only=True)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
@@ -77,9 +72,9 @@ def inspect_log_episodes(
     args = dict(header.eval.task_args or {})
     tool_list = str(args.get("tool_list", "full"))
     tasks = _TaskLookup(str(args.get("tasks", "generated")), tool_list)
-    from inspect_ai.log import read_eval_log_samples
-
     from ._sides import chat_messages
+
+    read_eval_log_samples = inspect_log_api(path).read_eval_log_samples
 
     try:
         for sample in read_eval_log_samples(str(path), all_samples_required=False, exclude_fields={"events"}):

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sopbench.inspect_eval import InspectLogError, inspect_log_episodes, is_inspect_log
 from sopbench.runner import StoreError, read_run_folder
 from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
-from sopbench.traces import detect_output_format
+from sopbench.traces import Record, detect_output_format
 
 from ._address import episode_address, run_folder_digest, source_digest
-from ._facts import Prices, episode_facts
+from ._facts import EpisodeFacts, Prices, episode_facts
 from ._sources import (
     INFRA_ERROR,
     JUDGEMENTS,
@@ -173,25 +174,18 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
             except ScoringError as error:
                 loaded.problems.append(f"{where}: {error.message}")
                 continue
-        _add(
+        record, shown = episode.record, (episode.system_prompt, episode.tools)
+        _add_kept(
             loaded,
-            Episode(
-                _next_id(loaded),
-                str(folder),
-                episode.configuration,
-                0,
-                score,
-                failing_constraint_kinds(score),
-                episode.record,
-                episode.system_prompt,
-                episode.tools,
-                task_id=episode.task_id,
-                digest=digest,
-                task_run=episode.run,
-                facts=facts,
-                in_file=False,
-                stable_address=_address(digest, episode.domain, episode.task_id, episode.run),
-            ),
+            folder,
+            episode.configuration,
+            score,
+            record,
+            shown,
+            episode.task_id,
+            digest,
+            episode.run,
+            facts,
         )
 
 
@@ -233,25 +227,46 @@ def _load_inspect_log(path: Path, protocol: Protocol, loaded: LoadedSources) -> 
         configuration = (
             configuration_name(score.config) if item.score is not None else f"{model or 'inspect'} · fc"
         )
-        _add(
-            loaded,
-            Episode(
-                _next_id(loaded),
-                str(path),
-                configuration,
-                0,
-                score,
-                failing_constraint_kinds(score) if item.score is not None else frozenset(),
-                item.record,
-                item.system_prompt,
-                task_id=item.task_id,
-                digest=digest,
-                task_run=item.run,
-                facts=facts,
-                in_file=False,
-                stable_address=_address(digest, item.domain, item.task_id, item.run),
-            ),
+        shown = (item.system_prompt, None)
+        _add_kept(
+            loaded, path, configuration, score, item.record, shown, item.task_id, digest, item.run, facts
         )
+
+
+def _add_kept(
+    loaded: LoadedSources,
+    source: Path,
+    configuration: str,
+    score: RunScore,
+    record: Record | None,
+    shown: tuple[str | None, tuple[dict[str, Any], ...] | None],
+    task_id: str,
+    digest: str,
+    run: int,
+    facts: EpisodeFacts,
+) -> None:
+    """An episode whose record was read with it (a run folder's, an Inspect log's): kept, one run."""
+    kinds = failing_constraint_kinds(score) if facts.status != INFRA_ERROR else frozenset()
+    address = _address(digest, score.domain, task_id, run)
+    prompt, tools = shown
+    episode = Episode(
+        _next_id(loaded),
+        str(source),
+        configuration,
+        0,
+        score,
+        kinds,
+        record,
+        prompt,
+        tools,
+        task_id=task_id,
+        digest=digest,
+        task_run=run,
+        facts=facts,
+        in_file=False,
+        stable_address=address,
+    )
+    _add(loaded, episode)
 
 
 def _stored_protocol(protocol: Protocol) -> str:
