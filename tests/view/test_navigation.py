@@ -393,3 +393,34 @@ def test_compare_flips_link_to_the_side_by_side_page(viewer_sources, index, clie
     assert page.count('class="column side-') == 2 and "First divergence, action" in page
     without = _compare(viewer_sources)
     assert "side by side" not in without and "/compare?" not in without
+
+
+def test_the_report_s_verdict_rows_have_the_viewer_s_addresses(viewer_sources, inspect_log):
+    """``score_address`` gives a row as ``sopbench.report`` reads it the address of the episode the
+    viewer shows: the report's links open that very episode."""
+    from sopbench.report import read_run_folder as report_rows
+    from sopbench.scoring import score_paths
+    from sopbench.view import score_address
+
+    shown = _by_address([viewer_sources.reference, viewer_sources.injected, inspect_log])
+    rows = [
+        *report_rows(viewer_sources.reference, SOUND).scores,
+        *score_paths(viewer_sources.injected, SOUND),
+        *inspect_log_scores(inspect_log),
+    ]
+    assert {score_address(row): (row.task_id, row.run, row.passed) for row in rows} == {
+        address: (task, run, passed) for address, (_source, task, run, passed) in shown.items()
+    }
+
+
+def test_an_inspect_log_written_as_json_is_read_as_a_log(inspect_log, tmp_path):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write_eval_log(read_eval_log(str(inspect_log)), str(folder / "run.json"), format="json")
+    assert source_files([folder]) == [folder / "run.json"]
+    as_json = _by_address([folder / "run.json"])
+    assert as_json == {
+        a: (str(folder / "run.json"), *rest) for a, (_s, *rest) in _by_address([inspect_log]).items()
+    }

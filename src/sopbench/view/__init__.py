@@ -16,7 +16,7 @@ Shared with the report: ``template_environment`` (jinja2, autoescaping everywher
 (Starlette, uvicorn) is the optional extra ``view``.
 """
 
-from ._address import compare_address, episode_address, source_digest, task_part
+from ._address import compare_address, episode_address, score_address, source_digest, task_part
 from ._compare import Divergence, RunPair, divergence, side_by_side
 from ._episode import EpisodeView, MessageView, episode_view, first_failing_step
 from ._facts import EpisodeFacts, ProblemView, episode_facts, problem_steps
@@ -63,6 +63,7 @@ __all__ = [
     "episode_facts",
     "load_unit",
     "problem_steps",
+    "score_address",
     "side_by_side",
     "source_digest",
     "task_part",

@@ -16,13 +16,34 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-__all__ = ["DIGEST_LENGTH", "compare_address", "episode_address", "source_digest", "task_part"]
+from sopbench.scoring import RunScore
+
+__all__ = [
+    "DIGEST_LENGTH",
+    "compare_address",
+    "episode_address",
+    "score_address",
+    "source_digest",
+    "task_part",
+]
 
 DIGEST_LENGTH = 12  # hex digits: 48 bits, no collision among any plausible set of sources
 
 
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=DIGEST_LENGTH // 2).hexdigest()
+
+
+@lru_cache(maxsize=4096)
+def _digest_of(source: str) -> str:
+    return source_digest(source)
+
+
+def score_address(score: RunScore) -> str:
+    """The viewer's address of the episode a verdict row is about: a score of a run folder, an Inspect
+    log or a trajectory file as ``sopbench.report`` reads them (its ``source``, ``task_id`` and
+    ``run``); each source's digest is computed once. ``OSError`` / ``StoreError`` as ``source_digest``."""
+    return episode_address(_digest_of(score.source), score.domain, score.task_id, score.run)
 
 
 def source_digest(source: Path | str) -> str:

@@ -187,6 +187,9 @@ def source_files(sources: Iterable[Path], *, allow_empty: bool = False) -> list[
                 for file in iter_trajectory_files(source)
                 if not any(file.resolve().is_relative_to(root) for root in roots)
             ]
+            # an Inspect log written as JSON sits among trajectory files: read as the log it is
+            logs += [file for file in files if file.suffix == ".json" and is_inspect_log(file)]
+            files = [file for file in files if file not in logs]
             found = [*folders, *logs, *files]
         elif source.is_file():
             found = [source]
