@@ -24,6 +24,7 @@ from sopbench.view import (
     EpisodeIndex,
     Filters,
     LiveSources,
+    compare_address,
     divergence,
     episode_address,
     episode_view,
@@ -424,3 +425,17 @@ def test_an_inspect_log_written_as_json_is_read_as_a_log(inspect_log, tmp_path):
     assert as_json == {
         a: (str(folder / "run.json"), *rest) for a, (_s, *rest) in _by_address([inspect_log]).items()
     }
+
+
+def test_markup_stays_text_on_the_side_by_side_page(index, client):
+    from viewer_helpers import IMAGE, SCRIPT
+
+    injected = next(e for e in index.episodes if e.configuration.startswith("injected-model"))
+    path = compare_address(injected.configuration, "reference · tools full", injected.task_id)
+    page = client.get(path)
+    assert page.status_code == 200 and 'class="column side-a"' in page.text
+    assert SCRIPT not in page.text and IMAGE not in page.text and 'href="javascript' not in page.text
+    assert "&lt;script&gt;window.__injected = 1;" in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    hostile = client.get(compare_address('"><script>alert(1)</script>', "b", "<img src=x onerror=alert(2)>"))
+    assert "<script>alert(1)" not in hostile.text and "<img src=x" not in hostile.text
