@@ -296,6 +296,8 @@ def test_the_list_shows_episodes_a_run_adds_while_it_is_open(viewer_sources, bro
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from sopbench.runner import RunLock
+
     sweep = tmp_path / "sweep"
     command = [
         sys.executable,
@@ -308,18 +310,25 @@ def test_the_list_shows_episodes_a_run_adds_while_it_is_open(viewer_sources, bro
         str(viewer_sources.tasks),
     ]
     command += ["--limit", "2", "--no-baselines"]
-    subprocess.run(
-        [*command, "--agent", "reference", "-o", str(sweep / "first")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+
+    def run(agent: str, folder: str) -> None:
+        subprocess.run(
+            [*command, "--agent", agent, "-o", str(sweep / folder)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    run("reference", "first")
     process, url = start_viewer([sweep])
     try:
         browser.get(url)
         assert int(browser.find_element(By.ID, "total").text) == 2
-        second = [*command, "--agent", "no-verify", "-o", str(sweep / "second")]
-        subprocess.run(second, check=True, capture_output=True, timeout=120)
+        live = browser.find_element(By.ID, "live")
+        with RunLock(sweep / "first"):  # as a run holds it while it writes (this process, not the viewer's)
+            WebDriverWait(browser, 20).until(lambda d: "in progress: first (2)" in live.text)
+        WebDriverWait(browser, 20).until(lambda d: "in progress" not in live.text)
+        run("no-verify", "second")
         WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "total").text == "4")
         configurations = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#episodes td:nth-child(3)")}
         assert {"reference · tools full", "no-verify · tools full"} <= configurations

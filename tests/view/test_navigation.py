@@ -263,6 +263,11 @@ def test_live_sources_add_what_a_run_writes(viewer_sources, tmp_path):
     assert [e.id for e in index.episodes] == list(range(5))
     counts = {Path(s.name).name: (s.episodes, s.in_progress) for s in live.status()}
     assert counts == {"first": (4, False), "second": (1, False)}
+    with RunLock(first):  # a run starts on the folder: in progress before it writes anything
+        live.collect(len(index.episodes))
+        assert {Path(s.name).name: s.in_progress for s in live.status()} == {"first": True, "second": False}
+    live.collect(len(index.episodes))
+    assert not any(s.in_progress for s in live.status())
     # a trajectory file appears: read once it has settled, never half-written
     shutil.copytree(viewer_sources.injected, parent / "exported", copy_function=shutil.copyfile)
     assert live.collect(len(index.episodes)).episodes == []  # just written

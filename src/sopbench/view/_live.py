@@ -103,7 +103,9 @@ class LiveSources:
             signature = _signature(unit)
             before = self.seen.get(unit)
             if before == signature:
-                if unit in self.running and self.running[unit]:
+                # a run folder's writer may start or end without a write yet (its lock is cheap to
+                # read); a log's header is read again only while it was running
+                if unit.is_dir() or self.running.get(unit, False):
                     self.running[unit] = self._in_progress(unit)
                 continue
             if before is not None and not (unit.is_dir() or unit.suffix == ".eval"):
