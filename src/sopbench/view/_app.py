@@ -64,16 +64,12 @@ def episode_json(episode: Episode) -> dict[str, Any]:
 
 
 def _episode_by_address(index: EpisodeIndex, request: Request) -> Episode | None:
+    """The episode at the requested address (its path, decoded, encoded again as addresses are)."""
     params = request.path_params
     task, _, run = params["rest"].rpartition("/")
     if not task or not run.isdigit():
         return None
-    domain = params["domain"]
-    for task_id in (f"{domain}/{task}", task):  # a task id need not start with its domain
-        found = index.by_address.get(episode_address(params["digest"], domain, task_id, int(run)))
-        if found is not None:
-            return found
-    return None
+    return index.by_address.get(episode_address(params["digest"], params["domain"], task, int(run)))
 
 
 def create_app(
