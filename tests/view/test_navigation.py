@@ -170,7 +170,7 @@ def test_infra_error_episodes_are_listed_filterable_and_shown(index, client, cra
 
 
 def test_the_cost_is_shown_when_the_model_is_priced(viewer_sources, crashed_run):
-    prices = {"test-crashes": (2.0, 10.0)}  # an agent without a model is priced by its name: none
+    prices = {"test-view-crashes": (2.0, 10.0)}  # an agent without a model is priced by its name: none
     loaded = load_sources(source_files([crashed_run]), SOUND, prices=prices)
     assert all(e.facts.cost_usd is None for e in loaded.episodes)
     from sopbench.view import episode_facts
@@ -307,7 +307,7 @@ def test_an_infra_error_episode_played_again_takes_its_place(viewer_sources, tmp
     from sopbench.agents import Reference, agent_names, register_agent
 
     class Flaky(Reference):
-        name = "test-flaky"
+        name = "test-view-flaky"
         failing = True
 
         async def act(self, messages):
@@ -315,11 +315,11 @@ def test_an_infra_error_episode_played_again_takes_its_place(viewer_sources, tmp
                 raise RuntimeError("try again later")
             return await super().act(messages)
 
-    if "test-flaky" not in agent_names():
-        register_agent("test-flaky")(Flaky)
+    if "test-view-flaky" not in agent_names():
+        register_agent("test-view-flaky")(Flaky)
     folder = tmp_path / "flaky"
     config = RunConfig(
-        agent="test-flaky",
+        agent="test-view-flaky",
         domains=("bank",),
         tasks=viewer_sources.tasks,
         output=folder,

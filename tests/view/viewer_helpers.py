@@ -84,12 +84,12 @@ def register_crashing_agent() -> str:
     every episode it plays is an ``infra_error`` that kept its transcript and a stored problem."""
     from sopbench.agents import Agent, AgentTurn, ToolCallRequest, Usage, agent_names, register_agent
 
-    name = "test-crashes"
+    name = "test-view-crashes"
     if name not in agent_names():
 
         @register_agent(name)
         class Crashes(Agent):
-            name = "test-crashes"
+            name = "test-view-crashes"
 
             async def start(self, setup):
                 self.replies = 0
