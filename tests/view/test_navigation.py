@@ -275,6 +275,20 @@ def test_live_sources_add_what_a_run_writes(viewer_sources, tmp_path):
     for file in (parent / "exported").rglob("*.json"):
         os.utime(file, (old, old))
     assert len(live.collect(len(index.episodes)).episodes) == 3
+    # a broken file appears: named once, however often the page polls
+    told: list[str] = []
+    live.on_problem = told.append
+    broken = (
+        parent
+        / "exported"
+        / "bank"
+        / "ast_broken-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
+    )
+    broken.write_text("[{not json")
+    os.utime(broken, (old, old))
+    for _ in range(2):
+        live.apply(live.collect(len(index.episodes)), index)
+    assert len(told) == 1 and broken.name in told[0]
 
 
 def test_the_side_by_side_page_marks_the_first_divergence(index, client):

@@ -84,7 +84,7 @@ def view(
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
-    live = LiveSources(sources, chosen, price_table)
+    live = LiveSources(sources, chosen, price_table, lambda line: err_console().print(line, markup=False))
     index = _read_and_score(job, units, live, sock)
     if not is_loopback(host):
         err_console().print(

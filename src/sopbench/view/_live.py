@@ -59,8 +59,19 @@ def _signature(unit: Path) -> tuple[Any, ...]:
 class LiveSources:
     """The sources given to the viewer, read once at start-up (``load``) and again as they grow."""
 
-    def __init__(self, sources: Sequence[Path], protocol: Protocol, prices: Prices | None = None) -> None:
+    def __init__(
+        self,
+        sources: Sequence[Path],
+        protocol: Protocol,
+        prices: Prices | None = None,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> None:
+        """``on_problem`` hears, once each, what a later reading could not use (a broken file that
+        appeared, a record that cannot be scored); a unit that cannot be opened yet (a store being
+        created) is tried again on the next poll without a word."""
         self.sources = list(sources)
+        self.on_problem = on_problem
+        self.told: set[str] = set()
         self.protocol = protocol
         self.prices = prices
         self.known: dict[str, Episode] = {}
@@ -115,9 +126,8 @@ class LiveSources:
                 continue  # still being written: read on a later poll
             try:
                 load_unit(unit, self.protocol, loaded)
-            except SourceError as error:
-                loaded.problems.append(str(error))
-                continue
+            except SourceError:
+                continue  # not readable yet (a store being created): the next poll tries again
             self.seen[unit] = signature
             self.running[unit] = self._in_progress(unit)
         return loaded
@@ -128,6 +138,10 @@ class LiveSources:
         for episode in loaded.replaced:
             index.replace(episode)
         self.counts.update(e.source for e in loaded.episodes)
+        for problem in loaded.problems:
+            if problem not in self.told and self.on_problem is not None:
+                self.on_problem(problem)
+            self.told.add(problem)
 
     def status(self) -> list[SourceStatus]:
         return [
