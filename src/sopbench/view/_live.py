@@ -102,7 +102,8 @@ class LiveSources:
 
     def collect(self, first_id: int) -> LoadedSources:
         """What the units gained since the last reading (run in a worker thread: it reads and scores).
-        A unit that cannot be read now is named in the result's problems and tried again next poll."""
+        A unit's files are looked at before it is read: a write during the reading makes the next
+        poll read it again (what is already known is skipped, by address)."""
         loaded = LoadedSources(prices=self.prices, known=self.known, first_id=first_id)
         try:
             units = source_files(self.sources, allow_empty=True)

@@ -77,10 +77,6 @@ def _next_id(loaded: LoadedSources) -> int:
     return loaded.first_id + len(loaded.episodes)
 
 
-def _address(digest: str, domain: str, task_id: str, run: int) -> str:
-    return episode_address(digest, domain, task_id, run)
-
-
 def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
     records = load_records(path, lambda error: loaded.problems.append(str(error)))
     if not records:
@@ -117,7 +113,7 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
                     kinds,
                     task_id=task_id,
                     digest=digest,
-                    stable_address=_address(digest, record.domain, task_id, run),
+                    stable_address=episode_address(digest, record.domain, task_id, run),
                 ),
             )
 
@@ -247,7 +243,7 @@ def _add_kept(
 ) -> None:
     """An episode whose record was read with it (a run folder's, an Inspect log's): kept, one run."""
     kinds = failing_constraint_kinds(score) if facts.status != INFRA_ERROR else frozenset()
-    address = _address(digest, score.domain, task_id, run)
+    address = episode_address(digest, score.domain, task_id, run)
     prompt, tools = shown
     episode = Episode(
         _next_id(loaded),
