@@ -327,8 +327,8 @@ class ChatEndpoint:
     def scrubber(self) -> Scrubber:
         """The secrets of this endpoint, in every form (``sopbench.secrets``): its key and any
         credential its URLs carry."""
-        urls = [url for url in self.replicas if url]
-        return Scrubber([os.environ.get(self.api_key_env), *(c for url in urls for c in url_credentials(url))])
+        in_urls = [secret for url in self.replicas if url for secret in url_credentials(url)]
+        return Scrubber([os.environ.get(self.api_key_env), *in_urls])
 
 
 class ModelSide:

@@ -40,7 +40,9 @@ def _unscrubbed(text: str) -> str:
     return text
 
 
-def read_completion(text: str, scrub: Callable[[str], str] = _unscrubbed) -> ChatReply | tuple[Exception, None]:
+def read_completion(
+    text: str, scrub: Callable[[str], str] = _unscrubbed
+) -> ChatReply | tuple[Exception, None]:
     """A chat-completion body read field by field. A body that is not a JSON completion with a
     choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
@@ -54,7 +56,9 @@ def read_completion(text: str, scrub: Callable[[str], str] = _unscrubbed) -> Cha
         return reply
     return ChatReply(
         content=None if reply.content is None else scrub(reply.content),
-        tool_calls=tuple(ChatToolCall(scrub(c.id), scrub(c.name), scrub(c.arguments)) for c in reply.tool_calls),
+        tool_calls=tuple(
+            ChatToolCall(scrub(c.id), scrub(c.name), scrub(c.arguments)) for c in reply.tool_calls
+        ),
         usage=reply.usage,  # token counts only: no text of the server's survives
         finish_reason=None if reply.finish_reason is None else scrub(reply.finish_reason),
         problems=tuple(scrub(p) for p in reply.problems),
