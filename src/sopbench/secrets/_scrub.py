@@ -16,8 +16,10 @@ not always as sent. The forms covered, each alone or mixed character by characte
 Base64 of a key embedded at byte offset ``o`` encodes the key's bytes from the next multiple of 3 on
 in whole 4-character groups that depend on the key alone: that core (all of the key but at most 2
 bytes at each end) is what is searched for; the up to 3 characters on each side that mix key bits
-with other bytes go too, so that no bit of the key is left. Those neighbours are base64 characters
-of the same (now broken) encoded text, never other words: nothing else is lost.
+with other bytes go too, so that no bit of the key is left. Only characters of the base64 alphabet
+are taken that way: the neighbours in the same (now broken) encoded text. Not covered: base64 cut
+into lines inside the key (MIME's 76 columns), and encodings stacked in other orders (the base64 of
+a URL-encoded key).
 
 A value shorter than ``MIN_SECRET_LENGTH`` characters is a placeholder, not a credential (local
 servers accept any key, and people set ``none`` or ``EMPTY``): scrubbing it would rewrite every
@@ -54,7 +56,7 @@ def _hex(value: int, width: int) -> str:
 
 def _json_escape(char: str) -> list[str]:
     """How JSON may escape ``char``: ``\\uXXXX`` (a surrogate pair above the BMP), and the short
-    escapes; with up to ``_DEPTH`` backslashes (an escaped text escaped again, four levels deep)."""
+    escapes; with up to 15 backslashes (an escaped text escaped again, four levels deep)."""
     point = ord(char)
     if point > 0xFFFF:
         high, low = 0xD800 + ((point - 0x10000) >> 10), 0xDC00 + ((point - 0x10000) & 0x3FF)
