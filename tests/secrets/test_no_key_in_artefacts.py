@@ -179,8 +179,13 @@ def failing(request: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ChatServer]:
-    with ChatServer(Hostile()) as running:
+def hostile() -> Hostile:
+    return Hostile()
+
+
+@pytest.fixture(scope="module")
+def server(hostile: Hostile) -> Iterator[ChatServer]:
+    with ChatServer(hostile) as running:
         yield running
 
 
@@ -198,10 +203,11 @@ def stored_rows(store: Path) -> int:
         db.close()
 
 
-def run_with_a_wal_snapshot(server: ChatServer, run: Path, snapshot: Path) -> dict[str, str]:
+def run_with_a_wal_snapshot(
+    server: ChatServer, hostile: Hostile, run: Path, snapshot: Path
+) -> dict[str, str]:
     """Two tasks; once the first episode is stored, the folder's files (store, WAL, lock) are read
     as they are mid-run, before the second episode may go on. Returns their texts by name."""
-    hostile: Hostile = server._responder  # type: ignore[assignment]
     user = [
         "--user",
         "llm",
@@ -242,9 +248,9 @@ def run_with_a_wal_snapshot(server: ChatServer, run: Path, snapshot: Path) -> di
     return texts
 
 
-def test_every_form_of_the_key_in_every_reply_field_reaches_no_artefact(server, tmp_path):
+def test_every_form_of_the_key_in_every_reply_field_reaches_no_artefact(server, hostile, tmp_path):
     run = tmp_path / "run"
-    mid_run = run_with_a_wal_snapshot(server, run, tmp_path / "snapshot")
+    mid_run = run_with_a_wal_snapshot(server, hostile, run, tmp_path / "snapshot")
     assert server.headers[0]["authorization"] == f"Bearer {KEY}"  # the keys were sent, and echoed
     assert any(h["authorization"] == f"Bearer {USER_KEY}" for h in server.headers)
     episodes = [json.loads(line) for line in sopbench("export", str(run), "-o", "-").splitlines()]
