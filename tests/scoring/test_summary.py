@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -26,10 +27,15 @@ from sopbench.tasks import iter_all_tasks, task_from_json
 FILE = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
 
 
+_RECORDS = itertools.count()
+
+
 def _score(domain: str, passed: bool, should: bool, run: int = 0, source: str = FILE) -> RunScore:
+    """A score of its own task (each call another record), unless it is a later run."""
     verdict = dict.fromkeys(VERDICT_KEYS, True)
     verdict.update(passed=passed, success=passed, database=passed, database_match=passed)
-    return RunScore(source, domain, 0, run, "sound", verdict, (), None, should, "goal")
+    record = next(_RECORDS) if run == 0 else 0
+    return RunScore(source, domain, record, run, "sound", verdict, (), None, should, "goal")
 
 
 def test_summary_splits_pass_rates_by_expected_outcome() -> None:
@@ -83,7 +89,12 @@ def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     # Each row also splits its Overall by the tasks' expected outcome.
     assert (model.pooled.should_succeed, model.pooled.should_refuse) == ([1, 1], [1, 2])
     assert model.pooled.balanced == 0.75
-    assert model.as_dict()["should_refuse"] == {"passed": 1, "total": 2, "rate": 0.5, "ci95": [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)]}
+    assert model.as_dict()["should_refuse"] == {
+        "passed": 1,
+        "total": 2,
+        "rate": 0.5,
+        "ci95": [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)],
+    }
 
 
 def test_the_refuse_all_row_splits_582_of_903_into_every_refusal_and_no_success(
@@ -165,7 +176,19 @@ def test_a_correct_refusal_is_not_a_failure_of_action_successfully_called() -> N
 
 def test_summary_reports_intervals_and_pass_hat_k_over_repeated_runs() -> None:
     scores = [
-        RunScore(FILE, "bank", 0, run, "sound", _score("bank", passed, True).verdict, (), None, True, "g", task_id="bank/g[0]")
+        RunScore(
+            FILE,
+            "bank",
+            0,
+            run,
+            "sound",
+            _score("bank", passed, True).verdict,
+            (),
+            None,
+            True,
+            "g",
+            task_id="bank/g[0]",
+        )
         for run, passed in enumerate([True, False, True])
     ]
     data = summarize(scores).overall.as_dict()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sopbench.statistics import JUDGEMENT_NAMES, breakdown, wilson_interval
+from sopbench.statistics import JUDGEMENT_NAMES, breakdown
 
 from ._html_rows import Row
 from ._leaderboard import LeaderboardReport
@@ -58,9 +58,9 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
         if pooled is None:
             continue
         bars = []
-        for passed, total in (pooled.should_succeed, pooled.should_refuse):
-            ci = wilson_interval(passed, total)
-            bars.append(plots.RateBar(passed / total if total else None, *(ci or (None, None))))
+        for rate in (pooled.succeed_rate, pooled.refuse_rate):
+            ci = rate.ci95
+            bars.append(plots.RateBar(rate.rate, *(ci or (None, None))))
         points.append(plots.Point(r.row.model if r.baseline else f"#{r.number}", bars[0], bars[1], r.baseline))
     figures.append(
         Figure(

@@ -9,8 +9,8 @@ import io
 import json
 from typing import Any
 
-from sopbench.scoring import Comparison, LeaderboardRow
-from sopbench.statistics import breakdown, wilson_interval
+from sopbench.scoring import Comparison, LeaderboardCell, LeaderboardRow
+from sopbench.statistics import RateInterval, breakdown
 
 from ._breakdowns import breakdown_tables
 from ._leaderboard import LeaderboardReport
@@ -59,12 +59,13 @@ def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
 
 
 def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
-    def cell(passed: int | None, cases: int | None) -> str:
-        if not cases or passed is None:
+    def cell(rate: RateInterval | LeaderboardCell) -> str:
+        passed, cases = rate.passed, rate.total if isinstance(rate, RateInterval) else rate.cases
+        if not cases:
             return ""
         if csv_form:
             return f"{passed}/{cases}"
-        return f"{100 * passed / cases:.2f} {interval_text(wilson_interval(passed, cases))} ({cases})"
+        return f"{100 * passed / cases:.2f} {interval_text(rate.ci95)} ({cases})"
 
     model = row.model
     if not csv_form:
@@ -74,9 +75,9 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
             model += f" {COVERAGE_MARK}"
     values = [model, row.mode, row.tool_list, row.user or ("" if csv_form else "-")]
     values += [
-        cell(row.cells[d].passed, row.cells[d].cases) if d in row.cells else "" for d in report.domains
+        cell(row.cells[d]) if d in row.cells else "" for d in report.domains
     ]
-    values.append(cell(row.overall.passed, row.overall.cases))
+    values.append(cell(row.overall))
     pooled = row.pooled
     repeated = None if pooled is None else pooled.repeated
     for k in report.hat_ks:
@@ -89,7 +90,7 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     if pooled is None:
         values += [""] * (len(SPLIT_COLUMNS) + report.justified)
         return values + (["", "", "", ""] if csv_form else [])
-    values += [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
+    values += [cell(pooled.succeed_rate), cell(pooled.refuse_rate)]
     if pooled.balanced is None:
         values.append("")
     elif csv_form:
@@ -97,7 +98,7 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     else:
         values.append(f"{100 * pooled.balanced:.2f} {interval_text(pooled.balanced_ci95)}")
     if report.justified:
-        values.append(cell(*pooled.justified))
+        values.append(cell(RateInterval(*pooled.justified)))
     if csv_form:
         for interval in (row.overall.ci95, pooled.balanced_ci95):
             values += ["", ""] if interval is None else [f"{interval[0]:.6f}", f"{interval[1]:.6f}"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.domains import ordered_domains
-from sopbench.statistics import wilson_interval
+from sopbench.statistics import RateInterval
 
 from ._api import RunScore
 from ._baseline import REFUSE_ALL_MODEL
@@ -18,8 +18,12 @@ from ._summary import ALL_DOMAINS, DomainSummary, Rate, listed_interval, summari
 # ---- the leaderboard -----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class LeaderboardCell:
+    """A cell's pass rate; ``per_task`` (each task's passed and runs) clusters its interval by task
+    when a task has several runs."""
+
     passed: int
     cases: int
+    per_task: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def rate(self) -> float:
@@ -27,7 +31,7 @@ class LeaderboardCell:
 
     @property
     def ci95(self) -> tuple[float, float] | None:
-        return wilson_interval(self.passed, self.cases)
+        return RateInterval(self.passed, self.cases, self.per_task).ci95
 
 
 @dataclass
@@ -57,8 +61,9 @@ class LeaderboardRow:
     @property
     def overall(self) -> LeaderboardCell:
         """Pooled over every case of every domain (the published "Overall")."""
+        cells = self.cells.values()
         return LeaderboardCell(
-            sum(c.passed for c in self.cells.values()), sum(c.cases for c in self.cells.values())
+            sum(c.passed for c in cells), sum(c.cases for c in cells), tuple(t for c in cells for t in c.per_task)
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -148,7 +153,11 @@ def _rank(row: LeaderboardRow) -> tuple[Any, ...]:
 
 def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
     summary = summarize(scores)
-    cells = {d: LeaderboardCell(part.passed, part.runs) for d, part in summary.domains.items() if d != ALL_DOMAINS}
+    cells = {
+        d: LeaderboardCell(part.passed, part.runs, tuple(part.per_task()))
+        for d, part in summary.domains.items()
+        if d != ALL_DOMAINS
+    }
     files: dict[str, list[str]] = {}
     for score in scores:
         names = files.setdefault(score.domain, [])
