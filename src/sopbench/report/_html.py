@@ -75,6 +75,7 @@ def build_html_report(
     prices: Mapping[str, tuple[float, float]] | None = None,
     embed_episodes: bool = False,
     viewer_url: str = DEFAULT_VIEWER_URL,
+    rank_by: str = "pass",
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> HtmlReport:
@@ -89,6 +90,7 @@ def build_html_report(
         by=("goal", "judgement", "constraint"),
         tasks=tasks,
         no_verify=True,
+        rank_by=rank_by,
         progress=progress,
         on_problem=on_problem,
     )

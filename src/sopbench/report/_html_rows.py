@@ -39,9 +39,8 @@ class Row:
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
-    """The refuse-all or no-verify row the report adds (not an agent's run of the same name)."""
-    sources = {name for names in row.files.values() for name in names}
-    return row.model in BASELINES and sources <= set(BASELINES)
+    """The refuse-all or no-verify floor the report adds (not an agent's run of the same name)."""
+    return row.floor
 
 
 def row_label(row: LeaderboardRow) -> str:
@@ -120,7 +119,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 refuse,
                 balanced,
                 baseline,
-                not lb_row.below_min_cases,
+                lb_row.ranked,
             )
         )
     return rows

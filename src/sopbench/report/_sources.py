@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
@@ -107,6 +107,7 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
         store = open_existing(folder)
         try:
             rows = list(store.rows(on_damaged=damaged.append))
+            digests = store.task_digests()
         finally:
             store.close()
     except (StoreError, sqlite3.Error) as exc:
@@ -119,7 +120,8 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
                 f"{folder}: {row['task_id']} run {row['run']}: {row['reason']} (infra_error, not counted)"
             )
             continue
-        result.scores.append(row_score(row, name, source))
+        score = row_score(row, name, source)
+        result.scores.append(replace(score, stored_digest=digests.get(row["task_id"], "")))
     return result
 
 

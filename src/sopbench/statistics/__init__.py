@@ -18,7 +18,15 @@ is seeded by its caller.
 """
 
 from ._compare import Flip, PairedComparison, PairedRates, compare_outcomes, task_order
-from ._intervals import Z95, RateInterval, balanced_interval, effective_tasks, task_interval, wilson_interval
+from ._intervals import (
+    Z95,
+    RateInterval,
+    balanced_interval,
+    clustered,
+    effective_tasks,
+    task_interval,
+    wilson_interval,
+)
 from ._outcome import JUDGEMENT_NAMES, Configuration, Outcome, Unverified, Usage
 from ._paired import (
     DEFAULT_RESAMPLES,
@@ -27,6 +35,7 @@ from ._paired import (
     paired_bootstrap_difference,
     sign_test_over_tasks,
 )
+from ._ranks import RANK_ALPHA, adjacent_p_values, rank_groups
 from ._repeated import RepeatedRuns, pass_at_k, pass_hat_k, repeated_runs
 from ._summary import (
     BREAKDOWNS,
@@ -49,6 +58,9 @@ __all__ = [
     "Configuration",
     "Flip",
     "Outcome",
+    "RANK_ALPHA",
+    "adjacent_p_values",
+    "rank_groups",
     "OutcomeSummary",
     "PairedComparison",
     "PairedRates",
@@ -61,6 +73,7 @@ __all__ = [
     "balanced_interval",
     "breakdown",
     "by_configuration",
+    "clustered",
     "compare_outcomes",
     "effective_tasks",
     "sign_test_over_tasks",
