@@ -154,6 +154,10 @@ def run_folder_tasks(folder: Path, task_ids: Iterable[str] | None = None) -> dic
         raise TaskSetMissing(f"{folder}: its task set {where} is not there (moved or deleted)")
     found: dict[str, Task] = {}
     for domain in sorted({task_id.split("/", 1)[0] for task_id in wanted}):
+        if where.is_dir() and not any(
+            (where / f"{domain}_tasks{ext}").is_file() for ext in (".json", ".json.gz")
+        ):
+            raise TaskSetMissing(f"{folder}: its {domain} task file is not in {where} (moved or deleted)")
         try:
             by_id = tasks_by_id(where, domain)
         except (LoadError, RunConfigError, OSError, KeyError, ValueError) as exc:
