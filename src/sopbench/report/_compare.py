@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sopbench.scoring import Protocol, RunScore, ScoringReport, file_configuration, score_paths
+from sopbench.runner import Baselines, source_baselines
+from sopbench.scoring import (
+    Protocol,
+    RunScore,
+    ScoringReport,
+    file_configuration,
+    score_paths,
+)
 from sopbench.statistics import (
     DEFAULT_RESAMPLES,
     Configuration,
@@ -29,6 +36,7 @@ from sopbench.statistics import (
 from sopbench.traces import iter_trajectory_files
 
 from ._breakdowns import breakdown_tables
+from ._floors import floors_json, floors_table
 from ._sources import outside_run_folders, scores_of_run_folders, split_sources
 from ._table import TextTable, interval_text, percent
 
@@ -50,10 +58,12 @@ class CompareReport:
     outcomes_b: list[Outcome]
     by: Sequence[str] = ()
     seed: int = 0
+    floors: Baselines | None = None  # refuse-all and no-verify on the paired tasks
 
     def as_dict(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
         out.update(self.result.as_dict())
+        out["floors"] = floors_json(self.floors)
         out["breakdowns"] = {
             side: {by: breakdown(outcomes, by) for by in ("judgement", "constraint")}
             for side, outcomes in (("a", self.outcomes_a), ("b", self.outcomes_b))
@@ -104,6 +114,9 @@ class CompareReport:
             for flip in flips[:FLIPS_SHOWN]:
                 table.add_row([flip.task_id, str(flip.run), flip.a_failed or "-", flip.b_failed or "-"])
             tables.append(table)
+        floors = floors_table(self.floors, "the paired tasks")
+        if floors is not None:
+            tables.append(floors)
         if "goal" in self.by:
             tables.append(self._goal_table())
         others = [name for name in self.by if name != "goal"]
@@ -302,7 +315,18 @@ def compare_sources(
             f"(their digests differ, first {first}): they were run on different task sets; "
             "--allow-different-tasks compares the same tasks only and names the others"
         )
-    return CompareReport(str(protocol), config_of_a, config_of_b, result, outcomes_a, outcomes_b, by, seed)
+    paired = {o.task_id for o in outcomes_a} & {o.task_id for o in outcomes_b}
+    paired -= set(result.different_tasks)
+    floors = source_baselines(
+        [s for s in scores_a if s.task_key in paired and s.run == 0],
+        split_sources(a)[0],
+        protocol,
+    )
+    if floors.unavailable is not None and on_problem is not None:
+        on_problem(f"refuse-all and no-verify not shown: {floors.unavailable}")
+    return CompareReport(
+        str(protocol), config_of_a, config_of_b, result, outcomes_a, outcomes_b, by, seed, floors
+    )
 
 
 def runs_per_task(outcomes: Sequence[Outcome]) -> int:
