@@ -3,13 +3,14 @@ per configuration and domain (never pooled over configurations)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sopbench.runner import Baselines, source_baselines
-from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, summarize
+from sopbench.scoring import ARTEFACTS, Protocol, RunScore, ScoringReport, Summary, summarize
 from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usage
 
 from ._breakdowns import breakdown_tables, usage_table
@@ -72,6 +73,7 @@ class EvaluationReport:
     from_run_folders: int = 0  # runs read from run folders (not in ``scoring``)
     by: Sequence[str] = ()  # breakdowns the tables show
     floors: Baselines | None = None  # refuse-all and no-verify on the sources' own tasks
+    artefacts: dict[str, int] = field(default_factory=dict)  # verdicts per recording artefact met
 
     @property
     def runs_scored(self) -> int:
@@ -86,6 +88,7 @@ class EvaluationReport:
                 {"file": name, "record": index} for name, index in self.records_without_runs
             ],
             "floors": floors_json(self.floors),
+            "artefacts": dict(self.artefacts),
         }
 
     def tables(self) -> list[TextTable]:
@@ -113,6 +116,10 @@ class EvaluationReport:
             "[lo-hi]: 95% interval whose unit is the task: Wilson's, clustered by task (effective number "
             "of tasks) when tasks ran several times (balanced: Newcombe's interval of the mean of the two rates)",
         ]
+        for name, count in self.artefacts.items():
+            lines.append(
+                f"{count} verdicts account for a recording artefact, {name}: {ARTEFACTS.get(name, name)}"
+            )
         named = records_without_trajectory(self.records_without_runs)
         return lines if named is None else [*lines, named]
 
@@ -165,8 +172,10 @@ def evaluate_files(
         floors = source_baselines(first_runs, run_folders, protocol, justify_refusal=justify_refusal)
         if floors.unavailable is not None and on_problem is not None:
             on_problem(f"refuse-all and no-verify not shown: {floors.unavailable}")
+    artefacts = Counter(name for score in scores for name in score.artefacts)
     return EvaluationReport(
         floors=floors,
+        artefacts=dict(sorted(artefacts.items())),
         protocol=str(protocol),
         configurations=configuration_reports(scores, prices),
         scoring=scoring,

@@ -18,6 +18,7 @@ templates with autoescaping; ``matplotlib`` and ``jinja2`` are the optional extr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,7 @@ def build_html_report(
         script=SORT_SCRIPT,
         policy=policy(),
         min_cases=report.min_cases,
+        artefacts=Counter(name for score in agent_scores for name in score.artefacts),
     )
     return HtmlReport(
         html, report, rows, comparisons, runs, 0 if embedded_episodes is None else len(embedded_episodes)

@@ -21,6 +21,7 @@ from ._api import (
     score_record,
     score_run,
 )
+from ._artefacts import ARTEFACTS, recording_artefacts
 from ._baseline import refuse_all_baseline, refuse_all_record, refuse_all_scores
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
@@ -40,6 +41,7 @@ from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import ALL_DOMAINS, DomainSummary, Rate, Summary, summarize
 
 __all__ = [
+    "ARTEFACTS",
     "ALL_DOMAINS",
     "PUBLISHED_CHECKS",
     "QUIRKS",
@@ -83,6 +85,7 @@ __all__ = [
     "score_paths",
     "score_episode",
     "score_record",
+    "recording_artefacts",
     "score_run",
     "summarize",
 ]

@@ -110,6 +110,11 @@ class RunScore:
         return self.verdict["passed"]
 
     @property
+    def artefacts(self) -> tuple[str, ...]:
+        """Recording artefacts the verdict accounted for (sound protocol; ``scoring.ARTEFACTS``)."""
+        return () if self.episode is None else self.episode.artefacts
+
+    @property
     def task_key(self) -> str:
         """What identifies the task across runs and sources."""
         return self.task_id or f"{self.source}#{self.record}"
@@ -153,6 +158,7 @@ class RunScore:
             "protocol": self.protocol,
             "verdict": {key: self.verdict[key] for key in VERDICT_KEYS},
             "explanations": list(self.explanations),
+            "artefacts": list(self.artefacts),
         }
         if self.justified_refusal is not None:
             out["justified_refusal"] = self.justified_refusal
