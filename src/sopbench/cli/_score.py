@@ -312,7 +312,8 @@ QuirksAsJsonOption = Annotated[bool, typer.Option("--json", help="Print them as 
 @verb(
     app,
     name="quirks",
-    epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl",
+    epilog="Example: sopbench evaluate ../shared/sopbench/trajectories/dmv --protocol sound --quirk python_eval "
+    "-o out.jsonl",
 )
 def quirks(
     as_json: QuirksAsJsonOption = False,
