@@ -61,7 +61,11 @@ class CompareReport:
     floors: Baselines | None = None  # refuse-all and no-verify on the paired tasks
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
+        out: dict[str, Any] = {
+            "protocol": self.protocol,
+            "config_a": self.a.as_dict(),
+            "config_b": self.b.as_dict(),
+        }
         out.update(self.result.as_dict())
         out["floors"] = floors_json(self.floors)
         out["breakdowns"] = {
@@ -106,9 +110,13 @@ class CompareReport:
             )
         tables = [rates]
         overall = self.result.overall
-        for title, flips in (("A passed, B failed", overall.a_only_passed), ("B passed, A failed", overall.b_only_passed)):
+        for title, flips in (
+            ("A passed, B failed", overall.a_only_passed),
+            ("B passed, A failed", overall.b_only_passed),
+        ):
             table = TextTable(
-                f"{title}: {len(flips)} runs" + (f" (first {FLIPS_SHOWN} shown)" if len(flips) > FLIPS_SHOWN else ""),
+                f"{title}: {len(flips)} runs"
+                + (f" (first {FLIPS_SHOWN} shown)" if len(flips) > FLIPS_SHOWN else ""),
                 ["task", "run", "A's first failing judgement", "B's first failing judgement"],
             )
             for flip in flips[:FLIPS_SHOWN]:
@@ -129,7 +137,9 @@ class CompareReport:
             "by goal: paired runs only (unpaired runs counted beside, not compared)",
             ["domain", "goal", "paired tasks", "A", "B", "A - B [95% CI]", "p over tasks", "unpaired runs"],
         )
-        for (domain, goal), (rates, unpaired) in paired_by_goal(self.outcomes_a, self.outcomes_b, self.seed).items():
+        for (domain, goal), (rates, unpaired) in paired_by_goal(
+            self.outcomes_a, self.outcomes_b, self.seed
+        ).items():
             difference = rates.difference
             table.add_row(
                 [
@@ -138,7 +148,9 @@ class CompareReport:
                     str(rates.paired_tasks),
                     percent(rates.a.rate),
                     percent(rates.b.rate),
-                    "-" if difference is None else f"{100 * difference:+.2f} {interval_text(rates.difference_ci95)}",
+                    "-"
+                    if difference is None
+                    else f"{100 * difference:+.2f} {interval_text(rates.difference_ci95)}",
                     _p_text(rates.mcnemar_p) if rates.paired_tasks else "-",
                     str(unpaired),
                 ]
@@ -168,7 +180,9 @@ class CompareReport:
         for side, unpaired in (("A", r.unpaired_a), ("B", r.unpaired_b)):
             if unpaired:
                 shown = ", ".join(unpaired[:10]) + (", ..." if len(unpaired) > 10 else "")
-                lines.append(f"{len(unpaired)} runs of {side} have no partner in the other side (not compared): {shown}")
+                lines.append(
+                    f"{len(unpaired)} runs of {side} have no partner in the other side (not compared): {shown}"
+                )
         return lines
 
 
@@ -184,15 +198,35 @@ def render_compare(report: CompareReport, output_format: str) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(
-            ["domain", "paired_tasks", "a_pass_rate", "b_pass_rate", "difference", "difference_ci95_low",
-             "difference_ci95_high", "mcnemar_p", "a_only_passed", "b_only_passed"]
+            [
+                "domain",
+                "paired_tasks",
+                "a_pass_rate",
+                "b_pass_rate",
+                "difference",
+                "difference_ci95_low",
+                "difference_ci95_high",
+                "mcnemar_p",
+                "a_only_passed",
+                "b_only_passed",
+            ]
         )
         for name, rates in [*report.result.domains.items(), ("all", report.result.overall)]:
             data = rates.as_dict()
             ci = data["difference_ci95"] or ["", ""]
             writer.writerow(
-                [name, data["paired_tasks"], data["a"]["pass_rate"], data["b"]["pass_rate"], data["difference"],
-                 ci[0], ci[1], data["mcnemar_p"], data["a_only_passed_count"], data["b_only_passed_count"]]
+                [
+                    name,
+                    data["paired_tasks"],
+                    data["a"]["pass_rate"],
+                    data["b"]["pass_rate"],
+                    data["difference"],
+                    ci[0],
+                    ci[1],
+                    data["mcnemar_p"],
+                    data["a_only_passed_count"],
+                    data["b_only_passed_count"],
+                ]
             )
         return buffer.getvalue()
     if output_format == "markdown":
@@ -258,7 +292,9 @@ def _same(found: str | None, wanted: str) -> bool:
     return found == wanted
 
 
-def one_configuration(scores: list[RunScore], selector: str | None, side: str) -> tuple[Configuration, list[RunScore]]:
+def one_configuration(
+    scores: list[RunScore], selector: str | None, side: str
+) -> tuple[Configuration, list[RunScore]]:
     groups: dict[Configuration, list[RunScore]] = {}
     for score in scores:
         if matches(score.config, selector):

@@ -120,13 +120,18 @@ def build_leaderboard(
         )
     ]
     source = "the task files given" if tasks is not None else "the sources' own tasks"
-    names = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]
+    floor_names: tuple[str, ...] = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]
     baselines = source_baselines(
-        floor_sources(scores), run_folders, protocol, names=names, tasks=tasks, justify_refusal=justify_refusal
+        floor_sources(scores),
+        run_folders,
+        protocol,
+        names=floor_names,
+        tasks=None if tasks is None else list(tasks),
+        justify_refusal=justify_refusal,
     )
     if baselines.unavailable is not None and on_problem is not None:
         on_problem(f"refuse-all and no-verify not shown: {baselines.unavailable}")
-    floors = {name: value for name, value in baseline_rows(baselines).items() if name in names}
+    floors = {name: value for name, value in baseline_rows(baselines).items() if name in floor_names}
     rows = leaderboard(scores, floors=floors, min_cases=min_cases, first_run_only=False, rank_by=rank_by)
     outcomes: dict[int, list[Outcome]] = {}
     if by:

@@ -125,7 +125,7 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     else:
         values.append(f"{100 * pooled.balanced:.2f} {interval_text(pooled.balanced_ci95)}")
     if report.justified:
-        values.append(cell(RateInterval(*pooled.justified)))
+        values.append(cell(RateInterval(pooled.justified[0], pooled.justified[1])))
     if csv_form:
         for interval in (row.overall.ci95, pooled.balanced_ci95):
             values += ["", ""] if interval is None else [f"{interval[0]:.6f}", f"{interval[1]:.6f}"]

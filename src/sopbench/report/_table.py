@@ -110,8 +110,8 @@ def rate_cells(domain: DomainSummary) -> list[str]:
     return [
         str(domain.runs),
         percent_with_interval(domain.pass_rate, domain.pass_rate_ci95),
-        rate_text(*domain.should_succeed, domain.succeed_rate.ci95),
-        rate_text(*domain.should_refuse, domain.refuse_rate.ci95),
+        rate_text(domain.succeed_rate.passed, domain.succeed_rate.total, domain.succeed_rate.ci95),
+        rate_text(domain.refuse_rate.passed, domain.refuse_rate.total, domain.refuse_rate.ci95),
         percent_with_interval(domain.balanced, domain.balanced_ci95),
     ]
 

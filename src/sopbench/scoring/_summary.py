@@ -78,11 +78,13 @@ class DomainSummary:
 
     @property
     def succeed_rate(self) -> Rate:
-        return Rate(*self.should_succeed, tuple(self.per_task(True)))
+        passed, total = self.should_succeed
+        return Rate(passed, total, tuple(self.per_task(True)))
 
     @property
     def refuse_rate(self) -> Rate:
-        return Rate(*self.should_refuse, tuple(self.per_task(False)))
+        passed, total = self.should_refuse
+        return Rate(passed, total, tuple(self.per_task(False)))
 
     @property
     def balanced(self) -> float | None:
@@ -108,7 +110,8 @@ class DomainSummary:
 
     @property
     def justified_refusal_rate(self) -> Rate | None:
-        return Rate(*self.justified) if self.justified[1] else None
+        passed, total = self.justified
+        return Rate(passed, total) if total else None
 
     @property
     def pass_rate_with_justified_refusals(self) -> float | None:

@@ -9,7 +9,8 @@ Rows with no task in common are never grouped.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ._paired import mcnemar_exact
 
@@ -17,7 +18,7 @@ __all__ = ["RANK_ALPHA", "adjacent_p_values", "rank_groups"]
 
 RANK_ALPHA = 0.05
 
-PerTask = Mapping[Hashable, tuple[int, int]]  # task -> (passed, runs)
+PerTask = Mapping[Any, tuple[int, int]]  # task -> (passed, runs)
 
 
 def _sign_test_p(above: PerTask, below: PerTask) -> float | None:
