@@ -109,3 +109,22 @@ def test_trajectory_files_get_the_floor_of_the_tasks_they_hold(published_traject
     floor = _floor(json.loads(result.stdout), "refuse-all")
     assert (floor["cells"]["Overall"]["passed"], floor["cells"]["Overall"]["cases"]) == (36, 44)
     assert floor["coverage_differs"] is False  # the agents' domain only, not seven
+
+
+def test_a_trajectory_file_of_unknown_tasks_is_named_in_one_line_and_nothing_is_shown_for_it(
+    published_trajectories_dir, tmp_path, monkeypatch
+):
+    name = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json.gz"
+    data = json.loads(gzip.decompress((published_trajectories_dir / "university" / name).read_bytes()))
+    for record in data if isinstance(data, list) else data.values():
+        (record.get("task") or record)["user_goal"] = "no_such_goal"
+    folder = tmp_path / "university"
+    folder.mkdir()
+    (folder / name.removesuffix(".gz")).write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "table.md"
+    result = invoke("leaderboard", folder, "-o", out)
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if "no_such_goal" in line]
+    assert lines and all(len(line) < 400 for line in lines)
+    assert "gpt-4o" not in out.read_text()  # no row for runs that could not be scored
