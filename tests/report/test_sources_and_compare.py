@@ -151,3 +151,34 @@ def test_a_folder_of_run_folders_gives_one_row_per_run_and_skips_their_exports(r
     assert rows["reference"]["cells"]["Overall"]["cases"] == 16 and rows["reference"]["tasks_with_k"] == {"1": 8, "2": 8}
     assert rows["no-verify"]["breakdowns"]["judgement"]["failed_runs"] == 2
     assert rows["reference"]["pass_rate_ci95"][1] == 1.0
+
+
+def test_compare_by_goal_pairs_per_domain_and_goal_and_counts_the_unpaired_beside(runs):
+    document = json.loads(invoke("compare", runs["reference"], runs["no-verify"], "--json").stdout)
+    goals = document["breakdowns"]["goal"]
+    assert all({"domain", "goal", "paired_tasks", "unpaired_runs", "mcnemar_p"} <= set(g) for g in goals)
+    assert sum(g["paired_runs"] for g in goals) == document["paired_runs"]
+    assert sum(g["unpaired_runs"] for g in goals) == document["unpaired"]["a"]["count"]
+    table = invoke("compare", runs["reference"], runs["no-verify"], "--by", "goal").stdout
+    assert "by goal: paired runs only" in table and "| unpaired runs |" in table
+
+
+def test_compare_refuses_other_task_sets_under_the_same_ids_unless_allowed(runs, tmp_path):
+    # The same agent on a task set where one task under a shared id has other content.
+    store = runs["reference"] / "results.sqlite"
+    import sqlite3
+
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    (changed / "results.sqlite").write_bytes(store.read_bytes())
+    with sqlite3.connect(changed / "results.sqlite") as db:
+        (task_id,) = db.execute("SELECT task_id FROM tasks ORDER BY task_id LIMIT 1").fetchone()
+        db.execute("UPDATE tasks SET sha256 = ? WHERE task_id = ?", ("0" * 64, task_id))
+    refused = invoke("compare", runs["reference"], changed)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "other tasks on each side" in refused.output and task_id in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    allowed = invoke("compare", runs["reference"], changed, "--allow-different-tasks", "--json")
+    document = json.loads(allowed.stdout)
+    assert document["different_tasks"] == {"count": 1, "tasks": [task_id]}
+    assert document["paired_tasks"] == 7
