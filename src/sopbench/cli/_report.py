@@ -10,7 +10,7 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import UserError, current_job, err_console
-from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of
+from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of, rank_choices
 from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")]
@@ -79,7 +79,7 @@ def report(
     job = current_job()
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
     price_table = price_table_of(prices)
-    choice("--rank-by", rank_by, ("pass", "balanced"))
+    choice("--rank-by", rank_by, rank_choices())
     found = find_sources(sources)
     target = job.output(output, stdout_ok=False)
     tasks = baseline_tasks(tasks_dir)

@@ -28,6 +28,7 @@ from ._options import (
     choice,
     chosen_protocol,
     price_table_of,
+    rank_choices,
 )
 from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors, runs_to_jsonl
 
@@ -175,7 +176,7 @@ def leaderboard(
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
     _check_leaderboard_choices(output_format, runs, compare_protocols)
-    choice("--rank-by", rank_by, ("pass", "balanced"))
+    choice("--rank-by", rank_by, rank_choices())
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
     sources = find_sources(paths)

@@ -22,6 +22,7 @@ from ._baselines import (
     run_folder_tasks,
     source_baselines,
     source_tasks,
+    stored_verdict_name,
 )
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._desk import ExecutedCall
@@ -83,6 +84,7 @@ __all__ = [
     "run_folder_tasks",
     "source_baselines",
     "source_tasks",
+    "stored_verdict_name",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
     "NOT_IDENTITY_OPTIONS",

@@ -96,7 +96,7 @@ async def _scores(
     baseline = config.model_copy(
         update={"agent": name, "agent_options": {}, "user": "none", "user_options": {}}
     )
-    stored = _stored_name(protocol) if not justify_refusal else None
+    stored = stored_verdict_name(protocol) if not justify_refusal else None
     scores = []
     for task, task_id in selected:
         episode = Episode(task, task_id, 0, episode_seed(config.seed, task_id, 0))
@@ -116,7 +116,9 @@ async def _scores(
     return scores
 
 
-def _stored_name(protocol: str | Protocol) -> str | None:
+def stored_verdict_name(protocol: str | Protocol) -> str | None:
+    """``sound`` or ``sopbench`` when ``protocol`` gives one of the two verdicts a run stores (a name
+    is taken as it is), else None."""
     if isinstance(protocol, str):
         return protocol
     if protocol.quirks == SOUND.quirks:

@@ -30,6 +30,7 @@ from ._comparison import Comparison, compare
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
 from ._leaderboard import (
+    RANK_BY,
     LeaderboardCell,
     LeaderboardRow,
     leaderboard,
@@ -41,6 +42,7 @@ from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import ALL_DOMAINS, DomainSummary, Rate, Summary, summarize
 
 __all__ = [
+    "RANK_BY",
     "ARTEFACTS",
     "ALL_DOMAINS",
     "PUBLISHED_CHECKS",
