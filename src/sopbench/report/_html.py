@@ -81,8 +81,9 @@ def build_html_report(
     on_problem: Callable[[str], None] | None = None,
 ) -> HtmlReport:
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
-    (their stored verdicts). The refuse-all and no-verify rows are played on ``tasks`` (default:
-    the tasks inside the records; ``tasks_source`` says where they came from, for the captions)."""
+    (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
+    the sources' own tasks, ``sopbench.runner.source_baselines``; ``tasks_source`` says where they
+    came from, for the captions) and ranked where they score (``rank_by``)."""
     report = build_leaderboard(
         files,
         protocol,
