@@ -10,16 +10,11 @@ import pytest
 
 from sopbench.scoring import (
     SOPBENCH,
-    SOUND,
     VERDICT_KEYS,
     RunScore,
     ScoringReport,
     leaderboard,
-    refuse_all_baseline,
-    refuse_all_record,
-    refuse_all_scores,
     score_paths,
-    score_run,
     summarize,
 )
 from sopbench.tasks import iter_all_tasks, task_from_json
@@ -62,16 +57,6 @@ def test_refuse_all_balanced_score_is_one_half() -> None:
     assert summarize(scores).domains["bank"].balanced == 0.5
 
 
-def test_refuse_all_baseline_passes_582_of_903_published_tasks(published_tasks_dir: Path) -> None:
-    tasks = list(iter_all_tasks(published_tasks_dir))
-    assert len(tasks) == 903
-    for protocol in (SOPBENCH, SOUND):
-        rates = refuse_all_baseline(tasks, protocol)
-        assert (rates["all"].passed, rates["all"].total) == (582, 903)
-        assert round(rates["all"].rate * 100, 2) == 64.45
-        assert (rates["university"].passed, rates["university"].total) == (36, 44)
-
-
 def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     scores = [
         _score("bank", True, True),
@@ -97,36 +82,10 @@ def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     }
 
 
-def test_the_refuse_all_row_splits_582_of_903_into_every_refusal_and_no_success(
-    published_tasks_dir: Path,
-) -> None:
-    tasks = list(iter_all_tasks(published_tasks_dir))
-    baseline = refuse_all_scores(tasks, SOUND, justify_refusal=True)
-    assert {score.source for score in baseline} == {"refuse-all"}
-    row = next(row for row in leaderboard([], baseline=baseline) if row.model == "refuse-all")
-    assert (row.overall.passed, row.overall.cases) == (582, 903)
-    assert (row.pooled.should_succeed, row.pooled.should_refuse) == ([0, 321], [582, 582])
-    assert row.pooled.balanced == 0.5
-    # It calls no helper, so its refusal is justified only where the request itself shows a violated
-    # constraint that no helper checks (a test type, a date outside the lead time): 96 tasks.
-    assert row.pooled.justified == [96, 582]
-    assert refuse_all_baseline(tasks, SOUND)["all"] == _rate(582, 903)
-
-
 def _rate(passed: int, total: int):
     from sopbench.scoring import Rate
 
     return Rate(passed, total)
-
-
-def test_a_justified_refusal_needs_the_revealing_helper_call(published_tasks_dir: Path) -> None:
-    tasks = [
-        t for t in iter_all_tasks(published_tasks_dir) if t.domain == "bank" and not t.action_should_succeed
-    ]
-    unjustified = refuse_all_record(tasks[0])
-    score = score_run(unjustified, 0, SOUND, justify_refusal=True)
-    assert score.passed and score.justified_refusal is False
-    assert summarize([score]).overall.justified_refusal_rate.rate == 0.0
 
 
 def test_records_without_runs_are_counted_not_dropped(tmp_path: Path, published_tasks_dir: Path) -> None:

@@ -24,7 +24,6 @@ from sopbench.scoring import (
 )
 from sopbench.statistics import Outcome
 from sopbench.tasks import Task
-from sopbench.traces import iter_records
 
 from ._cards import CardChoice
 from ._sources import score_files, scores_of_run_folders
@@ -198,11 +197,3 @@ def compare_files(
         return credit_cards(path) if credit_cards is not None else None
 
     return compare(files, credit_cards=choose_and_tell, first_run_only=True)
-
-
-def tasks_in_records(files: Iterable[Path]) -> list[Task]:
-    """Each distinct task (domain, goal, prompt) of the records, in order of first appearance."""
-    seen: dict[tuple[str, str, str], Task] = {}
-    for record in iter_records(list(files), keep_going=True, on_error=lambda _error: None):
-        seen.setdefault((record.domain, record.task.goal, record.task.user_prompt), record.task)
-    return list(seen.values())

@@ -62,11 +62,14 @@ def baseline_summaries(config: RunConfig, selected: list[tuple[Task, str]]) -> d
     return play_baselines(selected, "sound", seed=config.seed).summaries()
 
 
-def baseline_scores(tasks: list[Task], name: str, protocol: str | Protocol = "sound") -> list[RunScore]:
-    """``name`` (one of ``BASELINE_AGENTS``) played on ``tasks`` as ``sopbench run`` plays it."""
+def baseline_scores(
+    tasks: list[Task], name: str, protocol: str | Protocol = "sound", *, justify_refusal: bool = False
+) -> list[RunScore]:
+    """``name`` (one of ``BASELINE_AGENTS``) played on ``tasks`` as ``sopbench run`` plays it (each
+    score with its source ``name``); ``justify_refusal`` judges whether its refusals are justified."""
     if name not in BASELINE_AGENTS:
         raise ValueError(f"{name!r} is not a baseline ({', '.join(BASELINE_AGENTS)})")
-    return play_baselines(with_ids(tasks), protocol, names=(name,)).scores[name]
+    return play_baselines(with_ids(tasks), protocol, names=(name,), justify_refusal=justify_refusal).scores[name]
 
 
 def play_baselines(

@@ -22,7 +22,6 @@ from ._api import (
     score_run,
 )
 from ._artefacts import ARTEFACTS, recording_artefacts
-from ._baseline import refuse_all_baseline, refuse_all_record, refuse_all_scores
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import VERDICT_KEYS, EpisodeScore
@@ -81,9 +80,6 @@ __all__ = [
     "procedure_sop",
     "protocol_by_name",
     "quirk_names",
-    "refuse_all_baseline",
-    "refuse_all_scores",
-    "refuse_all_record",
     "score_paths",
     "score_episode",
     "score_record",

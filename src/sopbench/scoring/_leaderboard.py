@@ -12,7 +12,6 @@ from sopbench.domains import ordered_domains
 from sopbench.statistics import RateInterval, clustered, rank_groups
 
 from ._api import RunScore
-from ._baseline import REFUSE_ALL_MODEL
 from ._summary import ALL_DOMAINS, DomainSummary, Rate, listed_interval, summarize
 
 
@@ -128,6 +127,7 @@ RowKey = tuple[str, str, str, str | None, str]  # model, mode, tool list, user, 
 
 
 RANK_BY = ("pass", "balanced")
+REFUSE_ALL_MODEL = "refuse-all"  # the floor's row (played by ``sopbench.runner.source_baselines``)
 
 
 def leaderboard(
@@ -144,8 +144,8 @@ def leaderboard(
     Rows come from the trajectory file names (``RunScore.source``): files of one configuration
     pool into one row when they sit in the same place (``<folder>/<domain>/<file>``); the same
     configuration in two folders gives two rows. The published table counts each task's first run
-    (``first_run_only``). ``baseline`` adds the refuse-all row: its scores (``refuse_all_scores``,
-    then the row has the split rates too) or its rates per domain (``refuse_all_baseline``).
+    (``first_run_only``). ``baseline`` adds the refuse-all row: its scores (then the row has the
+    split rates too) or its rates per domain.
     ``floors`` adds a floor row per name: its scores, or the reason it has none (shown, not ranked).
 
     Ranking (by ``rank_by``: the Overall pass rate, or the balanced score): floors are ranked where
