@@ -358,8 +358,6 @@ def compare_sources(
         split_sources(a)[0],
         protocol,
     )
-    if floors.unavailable is not None and on_problem is not None:
-        on_problem(f"refuse-all and no-verify not shown: {floors.unavailable}")
     return CompareReport(
         str(protocol), config_of_a, config_of_b, result, outcomes_a, outcomes_b, by, seed, floors
     )

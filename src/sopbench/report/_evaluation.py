@@ -169,9 +169,9 @@ def evaluate_files(
     floors = None
     if scores:
         first_runs = [s for s in floor_sources(scores) if s.run == 0]
+        # Beside the verdicts asked for, not one of them: a floor without its tasks says why in its
+        # table, and is not a problem of the run.
         floors = source_baselines(first_runs, run_folders, protocol, justify_refusal=justify_refusal)
-        if floors.unavailable is not None and on_problem is not None:
-            on_problem(f"refuse-all and no-verify not shown: {floors.unavailable}")
     artefacts = Counter(name for score in scores for name in score.artefacts)
     return EvaluationReport(
         floors=floors,

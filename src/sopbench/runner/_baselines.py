@@ -36,7 +36,7 @@ from ._manifest import DIGEST_SHOWN, task_set_digest
 from ._plan import Episode, episode_seed, with_ids
 from ._record import episode_record
 from ._scored import episode_row, play, row_score
-from ._store import StoreError, default_tasks_path, open_existing
+from ._store import STORE_NAME, StoreError, default_tasks_path, open_existing
 
 BASELINE_AGENTS = ("refuse-all", "no-verify")
 
@@ -69,7 +69,9 @@ def baseline_scores(
     score with its source ``name``); ``justify_refusal`` judges whether its refusals are justified."""
     if name not in BASELINE_AGENTS:
         raise ValueError(f"{name!r} is not a baseline ({', '.join(BASELINE_AGENTS)})")
-    return play_baselines(with_ids(tasks), protocol, names=(name,), justify_refusal=justify_refusal).scores[name]
+    return play_baselines(with_ids(tasks), protocol, names=(name,), justify_refusal=justify_refusal).scores[
+        name
+    ]
 
 
 def play_baselines(
@@ -210,6 +212,11 @@ def source_tasks(
         else:
             unknown[score.source] = None
     for source, task_ids in by_folder.items():
+        if not (folders[source] / STORE_NAME).is_file():
+            problems.append(
+                f"{source}: the tasks it was played on are not known (an Inspect log names no task file)"
+            )
+            continue
         try:
             tasks = run_folder_tasks(folders[source], task_ids)
         except TaskSetMissing as exc:
