@@ -12,7 +12,7 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import AsJson, price_table_of, what_is
+from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
 
 if TYPE_CHECKING:
@@ -37,7 +37,9 @@ TasksOption = Annotated[
     typer.Option(
         metavar="PATH",
         show_default=False,
-        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set).",
+        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set); "
+        "published: the published tasks `sopbench data fetch` keeps.",
+        callback=published_tasks,
     ),
 ]
 ToolListOption = Annotated[
