@@ -50,7 +50,9 @@ def fetch(source: FromOption = None, domain: DomainOption = "all") -> None:
     from sopbench.published import FetchError, fetch_published, published_files
 
     job = current_job()
-    names = list(PUBLISHED_DOMAINS) if domain == "all" else [d.strip() for d in domain.split(",") if d.strip()]
+    names = (
+        list(PUBLISHED_DOMAINS) if domain == "all" else [d.strip() for d in domain.split(",") if d.strip()]
+    )
     unknown = sorted(set(names) - set(PUBLISHED_DOMAINS))
     if unknown or not names:
         raise UserError(f"--domain {domain}: not a published domain ({', '.join(PUBLISHED_DOMAINS)} or all)")
