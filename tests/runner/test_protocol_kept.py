@@ -69,3 +69,36 @@ def test_the_summary_table_shows_the_counts(tmp_path):
     cells = [cell.strip() for cell in total.strip("|").split("|")]
     by_default, passed = cells[-3].split("/")
     assert by_default == passed and int(cells[-2]) > 0 and cells[-1] == "0"
+
+
+def test_the_viewer_and_the_report_mark_passes_by_default(tmp_path):
+    import pytest
+
+    pytest.importorskip("starlette", reason="the view extra is not installed (pip install 'sopbench[view]')")
+    pytest.importorskip("matplotlib", reason="the report extra is not installed (pip install 'sopbench[report]')")
+    from starlette.testclient import TestClient
+
+    from sopbench.scoring import SOUND
+    from sopbench.view import EpisodeIndex, load_sources, source_files
+    from sopbench.view.server import create_app
+
+    with serve(lambda request: say("no idea")) as server:
+        _, lines = _run(server.url, "react", tmp_path / "react")
+    passes = sum(line["verdict"]["passed"] for line in lines)
+    loaded = load_sources(source_files([tmp_path / "react"]), SOUND)
+    by_default = [e for e in loaded.episodes if e.score.by_default]
+    assert len(by_default) == passes > 0
+    client = TestClient(create_app(EpisodeIndex(loaded.episodes), "sound"))
+    assert client.get("/").text.count('class="badge by-default"') == passes
+    page = client.get(f"/episode/{by_default[0].id}").text
+    assert "passed by default</span>" in page
+    failed = next(e for e in loaded.episodes if not e.score.passed)
+    assert "by-default" not in client.get(f"/episode/{failed.id}").text
+
+    report = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "react"), "--output", str(report)])
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    assert "<th>passed by default</th>" in html
+    # the agent's passes and refuse-all's are all by default: 100 % in both rows
+    assert html.count(f"100.0 ({passes}/{passes})") >= 1 and html.count("100.0 (") >= 2

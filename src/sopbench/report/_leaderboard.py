@@ -131,7 +131,7 @@ def build_leaderboard(
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
         row_of = {name: id(row) for row in rows for names in row.files.values() for name in names}
-        for score in scores:
+        for score in [*scores, *baseline]:  # the refuse-all row's too (its passes are all by default)
             if score.source in row_of:
                 outcomes.setdefault(row_of[score.source], []).append(score.outcome())
     if on_problem is not None:

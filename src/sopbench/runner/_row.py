@@ -139,12 +139,17 @@ NOT_EXPORTED: dict[str, str] = {
 DERIVED = "(derived)"  # the "column" of an export field computed from the stored columns
 
 
+def made_well_formed_action(row: Mapping[str, Any]) -> bool:
+    """The agent wrote at least one well-formed tool call (a known tool, arguments that fit it)."""
+    return any(call.get("problem") is None for call in row["tool_calls"] or ())
+
+
 def passed_by_default(row: Mapping[str, Any]) -> bool | None:
     """A pass in which the agent made no well-formed action: it called no tool, or every call it
     wrote was malformed (a refusal by silence or by broken replies). None when not scored."""
     if row["passed"] is None:
         return None
-    return bool(row["passed"]) and not any(call.get("problem") is None for call in row["tool_calls"] or ())
+    return bool(row["passed"]) and not made_well_formed_action(row)
 
 
 def protocol_breaks(row: Mapping[str, Any]) -> int:

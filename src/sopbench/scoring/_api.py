@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from sopbench.evaluation import UnverifiedConstraint
 from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
 from sopbench.traces import (
     Record,
+    Run,
     detect_output_format,
     iter_trajectory_files,
     parse_trajectory_file_name,
@@ -92,6 +93,9 @@ class RunScore:
     # What a failed procedure left unverified, for scores read back without their ``episode`` (a
     # run folder's stored verdict); None: not known.
     unverified: tuple[UnverifiedConstraint, ...] | None = field(default=None, compare=False, repr=False)
+    # A pass in which the agent made no well-formed action (no call, or none with JSON-object
+    # arguments; a run folder's rows also know unknown tools and bad arguments); None: not known.
+    by_default: bool | None = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -124,6 +128,7 @@ class RunScore:
             unverified,
             self.usage,
             self.source,
+            self.by_default,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -256,7 +261,13 @@ def score_run(
         goal=record.task.goal,
         episode=score,
         task_id=task_id,
+        by_default=score.passed and not _made_well_formed_call(record.runs[run_index]),
     )
+
+
+def _made_well_formed_call(run: Run) -> bool:
+    """A recorded run in which the agent's environment executed a call with JSON-object arguments."""
+    return any(isinstance(call.arguments, Mapping) for call, _ in run.executed_calls())
 
 
 def score_record(record: Record, protocol: Protocol = SOUND, **options: Any) -> list[RunScore]:

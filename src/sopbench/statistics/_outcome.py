@@ -72,6 +72,7 @@ class Outcome:
     unverified: tuple[Unverified, ...] = ()
     usage: Usage | None = None
     source: str = ""
+    by_default: bool | None = None  # a pass with no well-formed action by the agent (None: not known)
 
     @property
     def first_failing_judgement(self) -> str | None:
