@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -342,6 +343,8 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         for table in run_tables(report, agent):
             table.print(out_console())
         out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
+        for line in next_steps(report.output):
+            out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
     for end, count in report.no_reply.items():
@@ -368,6 +371,18 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         )
     elif report.episodes == 0:
         job.nothing_to_do("no task matches --domain / --limit")
+
+
+def next_steps(output: Path) -> list[str]:
+    """Where the results are and the three commands that show them (``run`` ends with these)."""
+    folder, name = shlex.quote(str(output)), output.name or "run"
+    return [
+        f"results: {output / 'results.sqlite'}",
+        "next: browse the episodes, write one HTML page, export one line per episode:",
+        f"  sopbench view {folder}",
+        f"  sopbench report {folder} --output {shlex.quote(name + '-report.html')}",
+        f"  sopbench export {folder} --format jsonl --output {shlex.quote(name + '-episodes.jsonl')}",
+    ]
 
 
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
