@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +12,7 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import Job, UserError, current_job, err_console, out_console
+from ._next import next_steps
 from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
 
@@ -371,18 +371,6 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         )
     elif report.episodes == 0:
         job.nothing_to_do("no task matches --domain / --limit")
-
-
-def next_steps(output: Path) -> list[str]:
-    """Where the results are and the three commands that show them (``run`` ends with these)."""
-    folder, name = shlex.quote(str(output)), output.name or "run"
-    return [
-        f"results: {output / 'results.sqlite'}",
-        "next: browse the episodes, write one HTML page, export one line per episode:",
-        f"  sopbench view {folder}",
-        f"  sopbench report {folder} --output {shlex.quote(name + '-report.html')}",
-        f"  sopbench export {folder} --format jsonl --output {shlex.quote(name + '-episodes.jsonl')}",
-    ]
 
 
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
