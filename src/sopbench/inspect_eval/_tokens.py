@@ -29,5 +29,5 @@ def without_tokenizer_download(model: Model) -> Model:
     """``model``, its API counting text tokens locally when it keeps Inspect's downloading default."""
     api = model.api
     if type(api).count_text_tokens is ModelAPI.count_text_tokens and "count_text_tokens" not in vars(api):
-        api.count_text_tokens = _count_text_tokens  # type: ignore[method-assign]
+        api.count_text_tokens = _count_text_tokens  # type: ignore[method-assign, unused-ignore]
     return model

@@ -23,7 +23,9 @@ class RunResult(Protocol):
     summary: Summary
     baselines: dict[str, Summary]
     usage: UsageSummary | None
-    protocol: Mapping[str, ProtocolKept]
+
+    @property
+    def protocol(self) -> Mapping[str, ProtocolKept]: ...
 
 
 class ProtocolKept(Protocol):
