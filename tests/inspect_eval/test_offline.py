@@ -46,5 +46,7 @@ def test_mockllm_eval_runs_offline_and_evaluate_scores_its_log(tmp_path, monkeyp
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 5 and all("passed" in row["verdict"] for row in rows)
+    # mockllm's text reply refuses by silence: the must-refuse tasks among the five pass
+    assert any(row["verdict"]["passed"] for row in rows)
     # mockllm's usage was filled in by the local estimate, not left empty
     assert all(s.model_usage and next(iter(s.model_usage.values())).input_tokens > 0 for s in summaries)

@@ -197,7 +197,8 @@ def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None =
             latency_s=row["latency_s"],
         ),
         unverified=unverified,
-        by_default=bool(verdict["passed"]) and not made_well_formed_action(row),
+        # an Inspect log's score metadata holds no calls: whether a pass was by default is not known
+        by_default=bool(verdict["passed"]) and not made_well_formed_action(row) if "tool_calls" in row else None,
     )
 
 
