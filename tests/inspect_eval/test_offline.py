@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')")
+pytest.importorskip(
+    "inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')"
+)
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log_sample_summaries  # noqa: E402

@@ -24,7 +24,9 @@ def test_the_rates_follow_the_servers_time():
         speed = measure_speed(server.url, "m")
     assert 1000 < speed.prompt_tps < 4000  # about 1,300 tokens in 0.5 s
     assert 20 < speed.completion_tps < 60  # 7 tokens in about 0.2 s
-    assert speed.seconds_per_episode() == pytest.approx(7000 / speed.prompt_tps + 5 * 128 / speed.completion_tps)
+    assert speed.seconds_per_episode() == pytest.approx(
+        7000 / speed.prompt_tps + 5 * 128 / speed.completion_tps
+    )
     assert "s per episode" in speed.describe() and "prompt tokens/s" in speed.describe()
 
 
@@ -33,7 +35,10 @@ def test_an_episode_estimate_is_its_reading_and_its_writing():
 
 
 def test_a_server_that_does_not_answer_is_an_error():
-    with serve(lambda request: Reply(status=500, error={"message": "boom"})) as server, pytest.raises(OSError):
+    with (
+        serve(lambda request: Reply(status=500, error={"message": "boom"})) as server,
+        pytest.raises(OSError),
+    ):
         measure_speed(server.url, "m", timeout=5)
 
 

@@ -19,7 +19,9 @@ RUN = ["run", "--agent", "openai", "--model", "m", "--domain", "university", "--
 
 def _run(url: str, mode: str, output: Path) -> tuple[dict, list[dict]]:
     runner = CliRunner()
-    result = runner.invoke(app, [*RUN, "--base-url", url, "--tool-mode", mode, "--output", str(output), "--json"])
+    result = runner.invoke(
+        app, [*RUN, "--base-url", url, "--tool-mode", mode, "--output", str(output), "--json"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     exported = runner.invoke(app, ["export", str(output), "--format", "jsonl", "-o", str(output / "e.jsonl")])
@@ -75,7 +77,9 @@ def test_the_viewer_and_the_report_mark_passes_by_default(tmp_path):
     import pytest
 
     pytest.importorskip("starlette", reason="the view extra is not installed (pip install 'sopbench[view]')")
-    pytest.importorskip("matplotlib", reason="the report extra is not installed (pip install 'sopbench[report]')")
+    pytest.importorskip(
+        "matplotlib", reason="the report extra is not installed (pip install 'sopbench[report]')"
+    )
     from starlette.testclient import TestClient
 
     from sopbench.scoring import SOUND
