@@ -22,7 +22,7 @@ from ._outcome import Progress, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
-from ._record import record_json
+from ._record import episode_record, record_json
 from ._row import (
     COLUMN_TYPES,
     DERIVED,
@@ -53,6 +53,7 @@ from ._store import (
     StoreError,
     default_tasks_path,
     open_existing,
+    run_in_progress,
     shown_notes,
     store_files,
 )
@@ -120,6 +121,8 @@ __all__ = [
     "play_row",
     "published_offer",
     "read_run_folder",
+    "run_in_progress",
+    "episode_record",
     "record_json",
     "row_score",
     "run",
