@@ -162,13 +162,25 @@ def _combination_tasks(
 ) -> _Made:
     """The asked-for tasks of one combination (each a state no earlier one of it produced), until
     one cannot be made."""
+    variant = wording.variant
     made = _Made()
     produced: set[bytes] = set()
     for k in range(generation.per_assignment):
         outcome, accepted = _searched_task(generation, wording, number, assignment, k, produced)
         if outcome.state is None and accepted.hidden_refusal and generation.include_hidden:
-            outcome, accepted = _hidden_prerequisite_task(
-                generation, wording, number, assignment, k, produced
+            # Made on request, and marked: a task refused only for a hidden prerequisite.
+            seed = _seed_for(
+                "hidden", generation.name, generation.seed, variant.goal, variant.number, number, k
+            )
+            outcome, accepted = _search(
+                generation,
+                wording,
+                assignment,
+                produced,
+                random.Random(seed),
+                budget=generation.budget,
+                shown_refusal=False,
+                allow_hidden=True,
             )
             if outcome.state is not None:
                 made.hidden_prerequisite_tasks += 1
@@ -196,19 +208,15 @@ def _searched_task(
     not the same one)."""
     variant = wording.variant
     for attempt in range(ATTEMPTS):
-        rng = random.Random(
-            _seed_for(
-                "task", generation.name, generation.seed, variant.goal, variant.number, number, k, attempt
-            )
+        seed = _seed_for(
+            "task", generation.name, generation.seed, variant.goal, variant.number, number, k, attempt
         )
-        accepted = _Accepted()
-        verify = _acceptor(generation, wording, assignment, rng, accepted)
-        outcome = generation.realiser.realise(
-            variant,
+        outcome, accepted = _search(
+            generation,
+            wording,
             assignment,
-            rng,
             produced,
-            verify,
+            random.Random(seed),
             budget=generation.budget * BUDGET_GROWTH ** max(attempt - 1, 0),
             shown_refusal=attempt == 0,
         )
@@ -219,23 +227,23 @@ def _searched_task(
     return outcome, accepted
 
 
-def _hidden_prerequisite_task(
+def _search(
     generation: _Generation,
     wording: _VariantWording,
-    number: int,
     assignment: Assignment,
-    k: int,
     produced: set[bytes],
+    rng: random.Random,
+    *,
+    budget: int,
+    shown_refusal: bool,
+    allow_hidden: bool = False,
 ) -> tuple[Outcome, _Accepted]:
-    """A task refused only for a hidden prerequisite, made on request (and marked)."""
-    variant = wording.variant
-    rng = random.Random(
-        _seed_for("hidden", generation.name, generation.seed, variant.goal, variant.number, number, k)
-    )
+    """One search for a task of the combination, with what its final test saw. ``rng`` orders the
+    candidates and then words the user's prompt."""
     accepted = _Accepted()
-    verify = _acceptor(generation, wording, assignment, rng, accepted, allow_hidden=True)
+    verify = _acceptor(generation, wording, assignment, rng, accepted, allow_hidden=allow_hidden)
     outcome = generation.realiser.realise(
-        variant, assignment, rng, produced, verify, budget=generation.budget, shown_refusal=False
+        wording.variant, assignment, rng, produced, verify, budget=budget, shown_refusal=shown_refusal
     )
     return outcome, accepted
 

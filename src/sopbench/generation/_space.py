@@ -27,7 +27,8 @@ class SearchSpace:
         self.world = copy_data(world)
         self.index = WorldIndex(self.world)
         self.params = dict(domain.catalogue.default_parameters)
-        # The numeric constraint parameters as whole days (a maximum stay, a booking lead time).
+        # The numeric constraint parameters, whole: where dates are compared they are spans of days
+        # (a maximum stay, a booking lead time).
         self.windows = sorted(
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
