@@ -12,9 +12,11 @@ from ._evaluate import (
     judge_database,
     judge_permission,
     judge_procedure,
+    next_call_problem,
     procedure_problem,
     state_diff,
 )
+from ._index import CallIndex, CallLookup, CallScan
 from ._model import (
     PASSED,
     UNCLASSIFIED,
@@ -30,6 +32,9 @@ from ._model import (
 __all__ = [
     "PASSED",
     "UNCLASSIFIED",
+    "CallIndex",
+    "CallLookup",
+    "CallScan",
     "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",
@@ -46,6 +51,7 @@ __all__ = [
     "judge_database",
     "judge_permission",
     "judge_procedure",
+    "next_call_problem",
     "procedure_problem",
     "state_diff",
 ]

@@ -23,6 +23,7 @@ import orjson
 
 from sopbench.constraints import And, Chain, Expr, Single, Sop, clip, format_single, holds, render
 
+from ._index import CallLookup, CallScan
 from ._model import PASSED, UNCLASSIFIED, Judgement, Oracle, ToolCall, Trace, UnverifiedConstraint, Verdict
 
 MAX_DIFFS = 6
@@ -39,7 +40,7 @@ def evaluate_trace(trace: Trace, sop: Sop, oracle: Oracle) -> Verdict:
     )
 
 
-def step_label(calls: Sequence[ToolCall], position: int) -> int:
+def step_label(calls: Sequence[ToolCall] | CallLookup, position: int) -> int:
     """How explanations name the call at ``position``: its own step label, else its 1-based position."""
     step = calls[position].step
     return position + 1 if step is None else step
@@ -180,8 +181,9 @@ def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, 
     problems: list[str] = []
     unverified: list[UnverifiedConstraint] = []
     notes: list[str] = []
+    scan = CallScan(trace.calls)
     for step, call in enumerate(trace.calls):
-        found = _procedure_check(trace.calls, step, sop, oracle)
+        found = _procedure_check(scan, step, call, sop, oracle)
         if found is None:
             continue
         problem, failing = found
@@ -201,15 +203,23 @@ def procedure_problem(calls: Sequence[ToolCall], position: int, sop: Sop, oracle
     The per-call part of ``judge_procedure`` (which also decides what counts): a runtime guard asks
     it about a call before executing it, with the calls made so far in front of it.
     """
-    found = _procedure_check(calls, position, sop, oracle)
+    found = _procedure_check(CallScan(calls), position, calls[position], sop, oracle)
+    return None if found is None else found[0]
+
+
+def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle) -> str | None:
+    """``procedure_problem`` for ``call`` made after every call of ``calls`` (a ``CallIndex``, so
+    that its cost does not grow with the calls before it); ``oracle`` is asked about step
+    ``len(calls)``."""
+    found = _procedure_check(calls, len(calls), call, sop, oracle)
     return None if found is None else found[0]
 
 
 def _procedure_check(
-    calls: Sequence[ToolCall], position: int, sop: Sop, oracle: Oracle
+    calls: CallLookup, position: int, call: ToolCall, sop: Sop, oracle: Oracle
 ) -> tuple[str, UnverifiedConstraint] | None:
-    """The problem text and the constraint left unverified for the call at ``position``, or None."""
-    call = calls[position]
+    """The problem text and the constraint left unverified for ``call``, made at ``position``
+    after ``calls[:position]``, or None."""
     rule = sop.rule(call.name)
     if rule is None or rule.expr is None:
         return None
@@ -222,7 +232,7 @@ def _procedure_check(
 class _PrefixVerifier:
     """Finds, for an expression, the earliest prefix of the trace that verifies it."""
 
-    def __init__(self, calls: Sequence[ToolCall], step: int, sop: Sop, oracle: Oracle) -> None:
+    def __init__(self, calls: CallLookup, step: int, sop: Sop, oracle: Oracle) -> None:
         self.calls = calls
         self.step = step
         self.sop = sop
@@ -345,17 +355,14 @@ class _PrefixVerifier:
                 )
             return found
         args = single.bind(bindings)
-        for index in range(after, self.step):
-            call = self.calls[index]
-            if call.succeeded and call.name == single.name and _matches(call.arguments, args):
-                return index
-        failed = [
-            i for i in range(after, self.step) if self.calls[i].name == single.name and _matches(self.calls[i].arguments, args)
-        ]
+        found_at = self.calls.first_success(single.name, args, after, self.step)
+        if found_at is not None:
+            return found_at
+        failed = self.calls.last_call(single.name, args, after, self.step)
         shown = format_single(single.positive, bindings)
-        if failed:
+        if failed is not None:
             self._fail(
-                f'"{shown}" was called at step {step_label(self.calls, failed[-1])} but did not succeed, '
+                f'"{shown}" was called at step {step_label(self.calls, failed)} but did not succeed, '
                 "so it verifies nothing",
                 single,
                 depth,
@@ -369,10 +376,6 @@ def _unverified(expr: Expr, depth: int) -> UnverifiedConstraint:
     if isinstance(expr, Single):
         return UnverifiedConstraint("negation" if expr.negated else "Single", depth)
     return UnverifiedConstraint(type(expr).__name__, depth)
-
-
-def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
-    return all(key in arguments and arguments[key] == value for key, value in expected.items())
 
 
 def _helpers_of(process: Expr, args: Mapping[str, Any], sop: Sop) -> list[Any]:

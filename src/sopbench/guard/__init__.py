@@ -5,21 +5,29 @@
 >>> guard = Guard.from_rules([Rule("refund", Single.of("check_user", {"user": "user"}), ("user",))])
 >>> guard.check(ToolCall("refund", {"user": "bob"}), [ToolCall("check_user", {"user": "alice"})]).allowed
 False
->>> guard.check(ToolCall("refund", {"user": "bob"}), [ToolCall("check_user", {"user": "bob"})]).allowed
+>>> session = guard.session()
+>>> session.record(ToolCall("check_user", {"user": "bob"}), True).succeeded
+True
+>>> session.check(ToolCall("refund", {"user": "bob"})).allowed
 True
 
 The judgement is the evaluator's own (``sopbench.evaluation.procedure_problem``); the guard reads
-only the calls made so far and their outputs, never an oracle or hidden state.
+only the calls made so far and their outputs, never an oracle or hidden state. A ``GuardSession``
+(one per conversation) keeps those calls indexed, so a check costs the same after a thousand calls
+as after none.
 """
 
 from sopbench.evaluation import ToolCall
 
-from ._guard import Decision, Guard, ObservedFacts, Unmet, observed_truth
-from ._wrap import Refused, execute_tool_calls, guard_tool
+from ._decision import Decision, ObservedFacts, Refused, Unmet, observed_truth
+from ._guard import Guard
+from ._session import GuardSession
+from ._wrap import execute_tool_calls, guard_tool
 
 __all__ = [
     "Decision",
     "Guard",
+    "GuardSession",
     "ObservedFacts",
     "Refused",
     "ToolCall",

@@ -1,90 +1,32 @@
 """The runtime guard: judge a service call, before it runs, with the evaluator's procedure judgement.
 
 The guard holds an SOP catalogue and answers one question: given the calls made so far (with their
-outputs), was the SOP of this next call verified? It asks ``sopbench.evaluation.procedure_problem``,
-the per-call part of the evaluator's ``judge_procedure``, so a guarded agent and a scored trace are
-held to one definition. The evaluator knows the truth of every constraint from its oracle; the
-guard knows only what the agent saw: a helper named like a constraint that answered ``True`` or
-``False`` settles that constraint; any other constraint is taken to hold, so that choosing between
-alternatives (an Or) still demands that one of them be verified.
+outputs), was the SOP of this next call verified? It asks the per-call part of the evaluator's
+``judge_procedure`` (``sopbench.evaluation.next_call_problem``), so a guarded agent and a scored
+trace are held to one definition (see ``_decision``). ``Guard.check`` reads a given history afresh;
+a ``GuardSession`` keeps one conversation's calls indexed, so its checks do not slow down as the
+conversation grows.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
-from sopbench.evaluation import ToolCall, procedure_problem
+from sopbench.constraints import Expr, Rule, Sop
+from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
+
+from ._decision import Decision, decide, observed_truth
+from ._session import GuardSession
+from ._wrap import History, guard_tool
 
 Expand = Callable[[ToolCall], list[ToolCall]]
 
-
-@dataclass(frozen=True, slots=True)
-class Unmet:
-    """One constraint of a refused call that was not verified, and the helper calls that would verify
-    it (each bound to the call's own arguments as far as they determine it)."""
-
-    constraint: str
-    helpers: tuple[HelperCall, ...]
-
-    def __str__(self) -> str:
-        way = " or ".join(str(h) for h in self.helpers) or "no helper (it cannot be verified by a call)"
-        return f'"{self.constraint}" (verify with {way})'
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """Whether a call may run; when not, its unverified constraints and a sentence for the agent."""
-
-    allowed: bool
-    unmet: tuple[Unmet, ...] = ()
-    explanation: str = ""
-
-    def __bool__(self) -> bool:
-        return self.allowed
-
-
-class ObservedFacts:
-    """``sopbench.evaluation.Oracle`` over what the agent has seen, never over hidden state.
-
-    A constraint's truth is the latest successful answer of a helper of the same name with the same
-    arguments when that answer is a boolean (``True``, ``(True, False)``, or the text ``"False"``);
-    otherwise it is unknown (None), and the judgement takes it that it may hold.
-    """
-
-    goal_permitted = True
-    final_state = None
-
-    def __init__(self, calls: Sequence[ToolCall], goal: str) -> None:
-        self.calls = calls
-        self.goal = goal
-
-    def holds(self, step: int, single: Single, bindings: Mapping[str, Any]) -> bool | None:
-        args = single.bind(bindings)
-        for call in reversed(self.calls[:step]):
-            if call.succeeded and call.name == single.name and _matches(call.arguments, args):
-                answer = observed_truth(call.output)
-                if answer is not None:
-                    return answer
-        return None
-
-
-def observed_truth(output: object) -> bool | None:
-    """A helper's answer as a truth value, or None when it is not a yes/no answer."""
-    if isinstance(output, tuple) and len(output) == 2 and output[0] is True:
-        output = output[1]
-    if isinstance(output, bool):
-        return output
-    if isinstance(output, str) and output.strip() in ("True", "False"):
-        return output.strip() == "True"
-    return None
-
-
-def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
-    return all(key in arguments and arguments[key] == value for key, value in expected.items())
+# Lists of calls followed for ``wrap`` and ``execute_tool_calls`` (by identity; a stale entry is
+# noticed by ``GuardSession.sync`` and rebuilt), the least recently used dropped beyond this many.
+FOLLOWED_HISTORIES = 64
 
 
 class Guard:
@@ -102,6 +44,7 @@ class Guard:
         self.sop = sop
         self.goal = goal
         self._expand = expand
+        self._followed: OrderedDict[int, GuardSession] = OrderedDict()
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], verifiers: Mapping[str, Expr | None] | None = None) -> Guard:
@@ -126,52 +69,45 @@ class Guard:
             procedure_sop(domain, task), goal=task.goal, expand=lambda call: procedure_calls(domain, call)
         )
 
-    def wrap(
-        self, func: Callable[..., Any], history: list[ToolCall], *, name: str | None = None
-    ) -> Callable[..., Any]:
-        """``func`` behind this guard (see ``guard_tool``): refused calls raise ``Refused``."""
-        from ._wrap import guard_tool
+    def session(self, history: Iterable[ToolCall] = ()) -> GuardSession:
+        """A new conversation under this guard (starting after ``history``): ``check`` each call
+        before it runs, ``record`` it after; each check costs the same at any length."""
+        return GuardSession(self, history)
 
+    def following(self, history: Sequence[ToolCall]) -> GuardSession:
+        """The session that follows the list ``history`` (one per list, shared by every tool wrapped
+        with it), brought up to date with it."""
+        key = id(history)
+        session = self._followed.get(key)
+        if session is None:
+            session = self._followed[key] = GuardSession(self)
+            while len(self._followed) > FOLLOWED_HISTORIES:
+                self._followed.popitem(last=False)
+        else:
+            self._followed.move_to_end(key)
+        session.sync(history)
+        return session
+
+    def wrap(
+        self, func: Callable[..., Any], history: History, *, name: str | None = None
+    ) -> Callable[..., Any]:
+        """``func`` behind this guard (see ``guard_tool``): refused calls raise ``Refused``;
+        ``history`` is a list of calls or a ``GuardSession``."""
         return guard_tool(self, func, history, name=name)
 
-    def _calls(self, call: ToolCall) -> list[ToolCall]:
+    def expand(self, call: ToolCall) -> list[ToolCall]:
+        """``call`` as the judgement reads it (for a domain: with the checks it made itself)."""
         return [call] if self._expand is None else self._expand(call)
+
+    def attempted(self, call: ToolCall) -> ToolCall:
+        """``call``, not yet run, as the judgement reads it."""
+        return self.expand(ToolCall(call.name, call.arguments, None, True, call.step))[0]
 
     def check(self, call: ToolCall, history: Sequence[ToolCall] = ()) -> Decision:
         """Whether ``call`` may run after ``history`` (the calls made so far, with their outputs and
-        whether they succeeded; a failed call verifies nothing)."""
+        whether they succeeded; a failed call verifies nothing). It reads the whole history each
+        time; a ``session()`` gives the same answers at a cost that does not grow with it."""
         calls: list[ToolCall] = []
         for done in history:
-            calls.extend(self._calls(done))
-        attempted = self._calls(ToolCall(call.name, call.arguments, None, True, call.step))[0]
-        calls.append(attempted)
-        position = len(calls) - 1
-        facts = ObservedFacts(calls, self.goal or "")
-        problem = procedure_problem(calls, position, self.sop, facts)
-        if problem is None:
-            return Decision(True)
-        rule = self.sop.rule(call.name)
-        assert rule is not None and rule.expr is not None  # a call without a rule has no problem
-        if rule.read_only and call.name != self.goal:
-            return Decision(True, explanation=f"read-only {call} runs although {problem}")
-        unmet = tuple(self._unmet(rule.expr, calls, attempted))
-        explanation = f"{call} was not executed: its SOP is not verified: {problem}."
-        if unmet:
-            explanation += " Unverified: " + "; ".join(str(u) for u in unmet) + "."
-        return Decision(False, unmet, explanation)
-
-    def _unmet(self, expr: Expr, calls: list[ToolCall], attempted: ToolCall) -> Iterable[Unmet]:
-        """Each distinct constraint of the rule that, on its own, is not verified before the call."""
-        position = len(calls) - 1
-        facts = ObservedFacts(calls, self.goal or "")
-        seen: set[Single] = set()
-        for single in singles(expr):
-            if single in seen:
-                continue
-            seen.add(single)
-            alone = Sop({attempted.name: Rule(attempted.name, single)}, self.sop.verifiers, self.sop.unoffered)
-            if procedure_problem(calls, position, alone, facts) is None:
-                continue
-            helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, self.sop.verifiers)
-            offered = [h for h in helpers if h.name not in self.sop.unoffered] or helpers
-            yield Unmet(format_single(single, attempted.arguments), tuple(offered))
+            calls.extend(self.expand(done))
+        return decide(self.sop, self.goal, call, self.attempted(call), CallScan(calls, answer=observed_truth))

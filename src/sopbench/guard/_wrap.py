@@ -6,29 +6,28 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sopbench.domains import succeeded
 from sopbench.evaluation import ToolCall
 
-from ._guard import Decision, Guard
+from ._decision import Refused
+from ._session import GuardSession
 
+if TYPE_CHECKING:
+    from ._guard import Guard
 
-class Refused(PermissionError):
-    """A guarded tool was called before its SOP was verified; ``decision`` says what is missing."""
-
-    def __init__(self, decision: Decision) -> None:
-        super().__init__(decision.explanation)
-        self.decision = decision
+History = MutableSequence[ToolCall] | GuardSession
 
 
 def guard_tool(
-    guard: Guard, func: Callable[..., Any], history: MutableSequence[ToolCall], *, name: str | None = None
+    guard: Guard, func: Callable[..., Any], history: History, *, name: str | None = None
 ) -> Callable[..., Any]:
     """``func`` behind ``guard``: a call whose SOP is not verified by ``history`` raises ``Refused``
     and does not run; a call that runs is appended to ``history`` with its result (it verifies
     later calls when it returned without raising and its result is not ``False``/``None``, nor a
-    pair whose first element is false). Tools that share a conversation share one ``history``."""
+    pair whose first element is false). Tools that share a conversation share one ``history``: a
+    list (the guard follows it with a session of its own, see ``GuardSession.sync``) or a
+    ``GuardSession``."""
     tool = name or func.__name__
     signature = inspect.signature(func)
 
@@ -36,39 +35,55 @@ def guard_tool(
     def guarded(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         arguments = dict(bound.arguments)
-        decision = guard.check(ToolCall(tool, arguments), history)
+        session = _session(guard, history)
+        decision = session.check(ToolCall(tool, arguments))
         if not decision.allowed:
             raise Refused(decision)
         try:
             result = func(*args, **kwargs)
         except Exception:
-            history.append(ToolCall(tool, arguments, None, False))
+            _record(session, history, ToolCall(tool, arguments, None, False))
             raise
-        history.append(ToolCall(tool, arguments, result, succeeded(result)))
+        _record(session, history, session.record(ToolCall(tool, arguments), result), recorded=True)
         return result
 
     return guarded
+
+
+def _session(guard: Guard, history: History) -> GuardSession:
+    return history if isinstance(history, GuardSession) else guard.following(history)
+
+
+def _record(session: GuardSession, history: History, call: ToolCall, *, recorded: bool = False) -> None:
+    """``call`` into the session and, when the caller keeps a list, into the list as well."""
+    if not recorded:
+        session.record(call)
+    if not isinstance(history, GuardSession):
+        history.append(call)
 
 
 def execute_tool_calls(
     guard: Guard,
     tool_calls: Sequence[Any],
     tools: Mapping[str, Callable[..., Any]],
-    history: MutableSequence[ToolCall],
+    history: History,
 ) -> list[dict[str, Any]]:
     """Run the tool calls of one model reply (OpenAI chat-completions ``message.tool_calls``: objects
     or dicts) in order; only the allowed ones execute. Returns one ``{"role": "tool", ...}`` message
     per call, to append to the conversation: a refused call's content is the guard's explanation,
-    an unknown tool or bad JSON arguments an error text, an exception ``"<Class>: <message>"``."""
+    an unknown tool or bad JSON arguments an error text, an exception ``"<Class>: <message>"``.
+    ``history``: the conversation's calls, a list or a ``GuardSession``."""
     messages = []
     for tool_call in tool_calls:
         call_id, name, text = _parts(tool_call)
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": _answer(guard, name, text, tools, history)})
+        messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": _answer(guard, name, text, tools, history)}
+        )
     return messages
 
 
 def _answer(
-    guard: Guard, name: str, text: str, tools: Mapping[str, Callable[..., Any]], history: MutableSequence[ToolCall]
+    guard: Guard, name: str, text: str, tools: Mapping[str, Callable[..., Any]], history: History
 ) -> str:
     func = tools.get(name)
     if func is None:
@@ -79,15 +94,16 @@ def _answer(
         return f"Error: the arguments of {name} are not JSON: {exc}"
     if not isinstance(arguments, dict):
         return f"Error: the arguments of {name} must be a JSON object."
-    decision = guard.check(ToolCall(name, arguments), history)
+    session = _session(guard, history)
+    decision = session.check(ToolCall(name, arguments))
     if not decision.allowed:
         return decision.explanation
     try:
         result = func(**arguments)
     except Exception as exc:  # noqa: BLE001 - the model sees what went wrong, as a tool result
-        history.append(ToolCall(name, arguments, None, False))
+        _record(session, history, ToolCall(name, arguments, None, False))
         return f"{type(exc).__name__}: {exc}"
-    history.append(ToolCall(name, arguments, result, succeeded(result)))
+    _record(session, history, session.record(ToolCall(name, arguments), result), recorded=True)
     return str(result)
 
 

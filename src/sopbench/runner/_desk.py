@@ -47,7 +47,8 @@ class ToolDesk:
         self.system = system
         self.offered = offered
         self.guard = guard
-        self.history: list[GuardedCall] = []  # executed calls, as the guard reads them
+        # The executed calls as the guard reads them, kept indexed (its checks cost the same at any length).
+        self.session = guard.session() if guard is not None else None
 
     def answer(self, request: ToolCallRequest) -> ExecutedCall:
         call = self._answer(request)
@@ -66,14 +67,14 @@ class ToolDesk:
         if arguments is None:
             return ExecutedCall(request.id, name, text, None, error or "Error: bad arguments.", error)
         problem = _argument_problem(self.system, name, arguments)
-        if self.guard is not None and problem is None:
-            decision = self.guard.check(GuardedCall(name, arguments), self.history)
+        if self.session is not None and problem is None:
+            decision = self.session.check(GuardedCall(name, arguments))
             if not decision.allowed:
                 return ExecutedCall(request.id, name, text, arguments, decision.explanation, None, refused=True)
         outcome = self.system.execute(name, arguments, offered_only=False)
         content = outcome.content("value")
-        if self.guard is not None:
-            self.history.append(GuardedCall(name, arguments, content, outcome.ok))
+        if self.session is not None:
+            self.session.record(GuardedCall(name, arguments, content, outcome.ok))
         return ExecutedCall(request.id, name, text, arguments, content, problem)
 
 

@@ -1,0 +1,117 @@
+"""What the guard answers about one call, and how it decides: the evaluator's procedure judgement
+over the calls seen so far (a ``sopbench.evaluation.CallLookup``), with a sentence for the agent.
+
+The evaluator knows the truth of every constraint from its oracle; the guard knows only what the
+agent saw: a helper named like a constraint that answered ``True`` or ``False`` settles that
+constraint; any other constraint is taken to hold, so that choosing between alternatives (an Or)
+still demands that one of them be verified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
+from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_problem
+
+
+@dataclass(frozen=True, slots=True)
+class Unmet:
+    """One constraint of a refused call that was not verified, and the helper calls that would verify
+    it (each bound to the call's own arguments as far as they determine it)."""
+
+    constraint: str
+    helpers: tuple[HelperCall, ...]
+
+    def __str__(self) -> str:
+        way = " or ".join(str(h) for h in self.helpers) or "no helper (it cannot be verified by a call)"
+        return f'"{self.constraint}" (verify with {way})'
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Whether a call may run; when not, its unverified constraints and a sentence for the agent."""
+
+    allowed: bool
+    unmet: tuple[Unmet, ...] = ()
+    explanation: str = ""
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+
+class Refused(PermissionError):
+    """A guarded tool was called before its SOP was verified; ``decision`` says what is missing."""
+
+    def __init__(self, decision: Decision) -> None:
+        super().__init__(decision.explanation)
+        self.decision = decision
+
+
+def observed_truth(output: object) -> bool | None:
+    """A helper's answer as a truth value, or None when it is not a yes/no answer."""
+    if isinstance(output, tuple) and len(output) == 2 and output[0] is True:
+        output = output[1]
+    if isinstance(output, bool):
+        return output
+    if isinstance(output, str) and output.strip() in ("True", "False"):
+        return output.strip() == "True"
+    return None
+
+
+class ObservedFacts:
+    """``sopbench.evaluation.Oracle`` over what the agent has seen, never over hidden state.
+
+    A constraint's truth is the latest successful answer of a helper of the same name with the same
+    arguments when that answer is a boolean (``True``, ``(True, False)``, or the text ``"False"``);
+    otherwise it is unknown (None), and the judgement takes it that it may hold. ``calls``: the
+    calls seen, as a sequence or as a lookup that reads answers with ``observed_truth`` (a
+    ``CallIndex(answer=observed_truth)``, as a guard session keeps).
+    """
+
+    goal_permitted = True
+    final_state = None
+
+    def __init__(self, calls: Sequence[ToolCall] | CallLookup, goal: str) -> None:
+        self.calls = calls
+        self.goal = goal
+        self._lookup = calls if not isinstance(calls, Sequence) else CallScan(calls, answer=observed_truth)
+
+    def holds(self, step: int, single: Single, bindings: Mapping[str, Any]) -> bool | None:
+        return self._lookup.latest_answer(single.name, single.bind(bindings), step)
+
+
+def decide(sop: Sop, goal: str | None, call: ToolCall, attempted: ToolCall, calls: CallLookup) -> Decision:
+    """Whether ``call`` (read by the judgement as ``attempted``) may run after ``calls``."""
+    facts = ObservedFacts(calls, goal or "")
+    problem = next_call_problem(calls, attempted, sop, facts)
+    if problem is None:
+        return Decision(True)
+    rule = sop.rule(call.name)
+    assert rule is not None and rule.expr is not None  # a call without a rule has no problem
+    if rule.read_only and call.name != goal:
+        return Decision(True, explanation=f"read-only {call} runs although {problem}")
+    unmet = tuple(_unmet(sop, rule.expr, calls, attempted, facts))
+    explanation = f"{call} was not executed: its SOP is not verified: {problem}."
+    if unmet:
+        explanation += " Unverified: " + "; ".join(str(u) for u in unmet) + "."
+    return Decision(False, unmet, explanation)
+
+
+def _unmet(
+    sop: Sop, expr: Expr, calls: CallLookup, attempted: ToolCall, facts: ObservedFacts
+) -> Iterable[Unmet]:
+    """Each distinct constraint of the rule that, on its own, is not verified before the call."""
+    seen: set[Single] = set()
+    for single in singles(expr):
+        if single in seen:
+            continue
+        seen.add(single)
+        alone = Sop({attempted.name: Rule(attempted.name, single)}, sop.verifiers, sop.unoffered)
+        if next_call_problem(calls, attempted, alone, facts) is None:
+            continue
+        helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, sop.verifiers)
+        offered = [h for h in helpers if h.name not in sop.unoffered] or helpers
+        yield Unmet(format_single(single, attempted.arguments), tuple(offered))

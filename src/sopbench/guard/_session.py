@@ -1,0 +1,83 @@
+"""One conversation under a guard: its calls kept indexed, so a check costs the same at any length.
+
+``Guard.check(call, history)`` reads the whole history again for every call; a ``GuardSession``
+keeps what the judgement asks of it (a ``sopbench.evaluation.CallIndex`` of the calls as the
+judgement reads them) and brings it up to date one call at a time, with verdicts and explanations
+identical to ``Guard.check`` over the same history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sopbench.domains import succeeded
+from sopbench.evaluation import CallIndex, ToolCall
+
+from ._decision import Decision, decide, observed_truth
+
+if TYPE_CHECKING:
+    from ._guard import Guard
+
+_NO_RESULT: Any = object()
+
+
+class GuardSession:
+    """The guard's state for one conversation (one agent episode, one MCP session): ``check`` a call
+    before it runs, ``record`` it once it has run. Build one with ``guard.session()``.
+
+    Its cost: each recorded call is read once (the domain's expansion included) and indexed by its
+    name and bound arguments; memory grows by a few list entries per call. A check is a handful of
+    binary searches in the calls of the helpers its SOP names, whatever came before.
+    """
+
+    def __init__(self, guard: Guard, history: Iterable[ToolCall] = ()) -> None:
+        self.guard = guard
+        self._history: list[ToolCall] = []
+        self._calls = CallIndex(answer=observed_truth)
+        for call in history:
+            self.record(call)
+
+    def __len__(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> tuple[ToolCall, ...]:
+        """The calls recorded so far, in order."""
+        return tuple(self._history)
+
+    def check(self, call: ToolCall) -> Decision:
+        """Whether ``call`` may run now: ``guard.check(call, session.history)``, without reading the
+        history again."""
+        return decide(self.guard.sop, self.guard.goal, call, self.guard.attempted(call), self._calls)
+
+    def record(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:
+        """Add a call that has run. Given its ``result``, ``call`` is recorded with it as output and
+        as succeeded unless the result says it failed (``False``, ``None``, or a pair whose first
+        element is false); without one, ``call`` is recorded as it is (its output and ``succeeded``:
+        ``ToolCall(name, arguments, None, False)`` for a call that raised). Returns what was recorded."""
+        if result is not _NO_RESULT:
+            call = ToolCall(call.name, call.arguments, result, succeeded(result), call.step)
+        self._history.append(call)
+        for read in self.guard.expand(call):
+            self._calls.append(read)
+        return call
+
+    def sync(self, history: Sequence[ToolCall]) -> None:
+        """Follow ``history``, a list the caller appends to: the calls added since the last look are
+        recorded; when the calls already recorded are no longer its beginning (it was cleared,
+        shortened or edited), the session starts over from it."""
+        known = len(self._history)
+        if len(history) >= known:
+            try:
+                same = list(history[:known]) == self._history  # identical calls compare at C speed
+            except Exception:  # noqa: BLE001 - an edited entry whose output cannot be compared
+                same = False
+            if same:
+                for call in history[known:]:
+                    self.record(call)
+                return
+        self._history = []
+        self._calls = CallIndex(answer=observed_truth)
+        for call in history:
+            self.record(call)
