@@ -15,6 +15,7 @@ from ._evaluate import (
     next_call_problem,
     procedure_problem,
     state_diff,
+    verified_before,
 )
 from ._index import CallIndex, CallLookup, CallScan
 from ._model import (
@@ -54,4 +55,5 @@ __all__ = [
     "next_call_problem",
     "procedure_problem",
     "state_diff",
+    "verified_before",
 ]

@@ -15,8 +15,9 @@ Procedure semantics, for every call of an action that has a rule:
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import orjson
@@ -215,6 +216,13 @@ def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracl
     return None if found is None else found[0]
 
 
+def verified_before(calls: CallLookup, call: ToolCall, expr: Expr, sop: Sop, oracle: Oracle) -> bool:
+    """Whether ``expr`` alone (a part of a rule) is verified for ``call``, made after every call of
+    ``calls``, with ``sop``'s verification processes: ``next_call_problem`` of a rule ``expr``."""
+    checker = _PrefixVerifier(calls, len(calls), sop, oracle)
+    return checker.earliest(expr, call.arguments, 0, in_process=False) is not None
+
+
 def _procedure_check(
     calls: CallLookup, position: int, call: ToolCall, sop: Sop, oracle: Oracle
 ) -> tuple[str, UnverifiedConstraint] | None:
@@ -226,7 +234,17 @@ def _procedure_check(
     checker = _PrefixVerifier(calls, position, sop, oracle)
     if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
         return None
-    return checker.problem or "its procedure was not verified", checker.failing or UNCLASSIFIED
+    failing = UNCLASSIFIED if checker.failing is None else _unverified(*checker.failing)
+    return _text(checker.problem) or "its procedure was not verified", failing
+
+
+# A problem's text, or how to write it: most problems found are dropped (an alternative that fails
+# while another succeeds), so their text is written only when it is kept.
+Text = str | Callable[[], str]
+
+
+def _text(text: Text | None) -> str | None:
+    return text() if callable(text) else text
 
 
 class _PrefixVerifier:
@@ -237,14 +255,15 @@ class _PrefixVerifier:
         self.step = step
         self.sop = sop
         self.oracle = oracle
-        self.problem: str | None = None
-        # The expression the first problem is about (kept with ``problem``, saved and restored with it).
-        self.failing: UnverifiedConstraint | None = None
+        self.problem: Text | None = None
+        # The expression the first problem is about, and its depth (kept with ``problem``, saved and
+        # restored with it).
+        self.failing: tuple[Expr, int] | None = None
 
-    def _fail(self, text: str, expr: Expr, depth: int) -> None:
+    def _fail(self, text: Text, expr: Expr, depth: int) -> None:
         if self.problem is None:
             self.problem = text
-            self.failing = _unverified(expr, depth)
+            self.failing = expr, depth
 
     def earliest(
         self, expr: Expr, bindings: Mapping[str, Any], after: int, *, in_process: bool, depth: int = 0
@@ -262,11 +281,8 @@ class _PrefixVerifier:
                 found = self.earliest(child, bindings, position, in_process=in_process, depth=depth + 1)
                 if found is None:
                     if previous is not None and self._verifiable(child, bindings, in_process):
-                        self.problem = (
-                            f'"{_describe(child, bindings)}" was verified before "{_describe(previous, bindings)}"'
-                            f", but they must be verified in this order"
-                        )
-                        self.failing = _unverified(expr, depth)
+                        self.problem = functools.partial(_out_of_order, child, previous, bindings)
+                        self.failing = expr, depth
                     return None
                 position, previous = found, child
             return position
@@ -292,7 +308,7 @@ class _PrefixVerifier:
             steps = [f for f in options if f is not None]
             if steps:
                 return min(steps)
-            self._fail(f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
+            self._fail(lambda: f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
             return None
         true_children = [child for child in children if self._holds(child, bindings)]
         if true_children:
@@ -301,7 +317,7 @@ class _PrefixVerifier:
             if verified:
                 return min(verified)
             self._fail(
-                "no alternative that holds was verified; verify one of: "
+                lambda: "no alternative that holds was verified; verify one of: "
                 + "; ".join(f'"{_describe(c, bindings)}" (call {self._helper_text(c, bindings)})' for c in true_children),
                 expr,
                 depth,
@@ -346,12 +362,8 @@ class _PrefixVerifier:
             inner = self.problem
             self.problem, self.failing = saved
             if found is None:
-                helpers = " or ".join(str(h) for h in _helpers_of(process, args, self.sop))
-                detail = f" ({inner})" if inner and "did not succeed" in inner else ""
                 self._fail(
-                    f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it',
-                    single,
-                    depth,
+                    functools.partial(_never_verified, single, bindings, process, args, self.sop, inner), single, depth
                 )
             return found
         args = single.bind(bindings)
@@ -359,17 +371,32 @@ class _PrefixVerifier:
         if found_at is not None:
             return found_at
         failed = self.calls.last_call(single.name, args, after, self.step)
-        shown = format_single(single.positive, bindings)
-        if failed is not None:
-            self._fail(
-                f'"{shown}" was called at step {step_label(self.calls, failed)} but did not succeed, '
-                "so it verifies nothing",
-                single,
-                depth,
-            )
-        else:
-            self._fail(f'"{shown}" was never called successfully before it', single, depth)
+        step = None if failed is None else step_label(self.calls, failed)
+        self._fail(functools.partial(_not_called, single, bindings, step), single, depth)
         return None
+
+
+def _never_verified(
+    single: Single, bindings: Mapping[str, Any], process: Expr, args: Mapping[str, Any], sop: Sop, inner: Text | None
+) -> str:
+    helpers = " or ".join(str(h) for h in _helpers_of(process, args, sop))
+    why = _text(inner)
+    detail = f" ({why})" if why and "did not succeed" in why else ""
+    return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
+
+
+def _not_called(single: Single, bindings: Mapping[str, Any], failed_step: int | None) -> str:
+    shown = format_single(single.positive, bindings)
+    if failed_step is not None:
+        return f'"{shown}" was called at step {failed_step} but did not succeed, so it verifies nothing'
+    return f'"{shown}" was never called successfully before it'
+
+
+def _out_of_order(child: Expr, previous: Expr, bindings: Mapping[str, Any]) -> str:
+    return (
+        f'"{_describe(child, bindings)}" was verified before "{_describe(previous, bindings)}"'
+        ", but they must be verified in this order"
+    )
 
 
 def _unverified(expr: Expr, depth: int) -> UnverifiedConstraint:

@@ -91,16 +91,18 @@ class CallScan:
 _ATOMS = frozenset({str, int, bool, type(None)})
 
 
-def _plain(value: Any) -> bool:
-    """Whether ``value`` may be looked up by hash: equal values hash alike and equal themselves."""
-    kind = type(value)
-    if kind in _ATOMS:
-        return True
-    if kind is float:
-        return bool(value == value)  # NaN equals nothing, itself included
-    if kind is tuple:
-        return all(_plain(item) for item in value)
-    return False
+def _plain(values: tuple[Any, ...]) -> bool:
+    """Whether ``values`` may be looked up by hash: equal values hash alike and equal themselves."""
+    for value in values:
+        kind = type(value)
+        if kind in _ATOMS:
+            continue
+        if kind is float:
+            if value != value:  # NaN equals nothing, itself included
+                return False
+        elif kind is not tuple or not _plain(value):
+            return False
+    return True
 
 
 class _Entry:

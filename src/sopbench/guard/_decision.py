@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
-from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_problem
+from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_problem, verified_before
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +109,7 @@ def _unmet(
         if single in seen:
             continue
         seen.add(single)
-        alone = Sop({attempted.name: Rule(attempted.name, single)}, sop.verifiers, sop.unoffered)
-        if next_call_problem(calls, attempted, alone, facts) is None:
+        if verified_before(calls, attempted, single, sop, facts):
             continue
         helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, sop.verifiers)
         offered = [h for h in helpers if h.name not in sop.unoffered] or helpers
