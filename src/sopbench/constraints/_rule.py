@@ -58,28 +58,32 @@ class Rule:
         verification processes and links); a single without an entry is itself a helper. Every
         alternative of an Or is listed; duplicates are removed, first occurrence kept.
         """
-        found: dict[HelperCall, None] = {}
+        found: list[HelperCall] = []  # a list: an argument value may be unhashable (a list from a model)
         _collect_helpers(self.expr, bindings, verifiers or {}, found)
-        return list(found)
+        return found
 
 
 def _collect_helpers(
     expr: Expr | None,
     bindings: Mapping[str, Any],
     verifiers: Mapping[str, Expr | None],
-    found: dict[HelperCall, None],
+    found: list[HelperCall],
 ) -> None:
+    def add(helper: HelperCall) -> None:
+        if helper not in found:
+            found.append(helper)
+
     for single in singles(expr):
         process = verifiers.get(single.name)
         if single.name in verifiers and process is None:
             continue  # verified without a helper (an argument check)
         if process is None:
-            found.setdefault(HelperCall.of(single.name, single.bind(bindings)), None)
+            add(HelperCall.of(single.name, single.bind(bindings)))
             continue
         # A process is a tree of helper calls (never of constraints, even a same-named one).
         args = single.bind(bindings)
         for helper in singles(process):
-            found.setdefault(HelperCall.of(helper.name, helper.bind(args)), None)
+            add(HelperCall.of(helper.name, helper.bind(args)))
 
 
 @dataclass(frozen=True)
