@@ -194,8 +194,17 @@ def test_a_session_follows_a_list_that_is_cleared_or_edited():
     history = [ToolCall("check_user", {"user": "bob"}, True)]
     follower = guard.following(history)
     assert follower.check(refund).allowed
-    history[0] = ToolCall("check_user", {"user": "bob"}, False, succeeded=False)  # edited in place
+    history[0] = ToolCall("check_user", {"user": "bob"}, False, succeeded=False)  # its last call replaced
     assert guard.following(history) is follower and not follower.check(refund).allowed
+    history[:] = [ToolCall("check_user", {"user": "bob"}, True), ToolCall("hello", {}, True)]
+    assert follower.check(refund).allowed is False and guard.following(history).check(refund).allowed
+    history[1:] = [
+        ToolCall("check_user", {"user": "bob"}, False, succeeded=False),
+        ToolCall("hello", {}, True),
+    ]
+    assert guard.following(history).check(refund).allowed  # an earlier success still verifies
+    history[0:1] = []  # shortened: read again
+    assert not guard.following(history).check(refund).allowed
     history.clear()
     assert len(guard.following(history)) == 0 and not follower.check(refund).allowed
     history.append(ToolCall("check_user", {"user": "bob"}, (True, True)))

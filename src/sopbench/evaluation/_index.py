@@ -181,19 +181,28 @@ class CallIndex:
                 entry.answered.append(position)
                 entry.answers.append(answer)
 
-    def _lookup(self, name: str, expected: Mapping[str, Any]) -> tuple[_Entry | None, list[int]] | None:
-        """The entry of ``expected``'s values and the positions to compare one by one; None when
-        ``expected`` itself cannot be looked up (then every call of ``name`` is compared)."""
-        values = tuple(expected.values())
-        if not _plain(values):
-            return None
-        keys = tuple(expected)
+    def expect(self, name: str, keys: Iterable[str]) -> None:
+        """Index the calls of ``name`` by the values of ``keys`` from now on (a question the judgement
+        will ask; one it was not told of is indexed when first asked, reading the calls of that
+        name once)."""
+        self._bucket(name, tuple(keys))
+
+    def _bucket(self, name: str, keys: tuple[str, ...]) -> _Bucket:
         bucket = self._buckets.get((name, keys))
         if bucket is None:
             bucket = self._buckets[(name, keys)] = _Bucket(keys)
             self._buckets_of.setdefault(name, []).append(bucket)
             for position in self._by_name.get(name, ()):
                 self._file(bucket, position, self._calls[position])
+        return bucket
+
+    def _lookup(self, name: str, expected: Mapping[str, Any]) -> tuple[_Entry | None, list[int]] | None:
+        """The entry of ``expected``'s values and the positions to compare one by one; None when
+        ``expected`` itself cannot be looked up (then every call of ``name`` is compared)."""
+        values = tuple(expected.values())
+        if not _plain(values):
+            return None
+        bucket = self._buckets.get((name, tuple(expected))) or self._bucket(name, tuple(expected))
         return bucket.entries.get(values), bucket.odd
 
     def _compared(self, name: str, odd: list[int] | None) -> list[int]:

@@ -10,11 +10,12 @@ conversation grows.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from sopbench.constraints import Expr, Rule, Sop
+from sopbench.constraints import Expr, Rule, Sop, singles
 from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
@@ -68,6 +69,13 @@ class Guard:
         return cls(
             procedure_sop(domain, task), goal=task.goal, expand=lambda call: procedure_calls(domain, call)
         )
+
+    @functools.cached_property
+    def questions(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each helper the SOP names with the parameters it binds: what a session indexes calls by."""
+        parts = [part for rule in self.sop.rules.values() for part in singles(rule.expr)]
+        parts += [part for process in self.sop.verifiers.values() for part in singles(process)]
+        return tuple(dict.fromkeys((part.name, tuple(p for p, _ in part.params or ())) for part in parts))
 
     def session(self, history: Iterable[ToolCall] = ()) -> GuardSession:
         """A new conversation under this guard (starting after ``history``): ``check`` each call

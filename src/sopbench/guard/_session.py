@@ -34,9 +34,15 @@ class GuardSession:
     def __init__(self, guard: Guard, history: Iterable[ToolCall] = ()) -> None:
         self.guard = guard
         self._history: list[ToolCall] = []
-        self._calls = CallIndex(answer=observed_truth)
+        self._calls = self._new_index()
         for call in history:
             self.record(call)
+
+    def _new_index(self) -> CallIndex:
+        calls = CallIndex(answer=observed_truth)
+        for name, keys in self.guard.questions:
+            calls.expect(name, keys)
+        return calls
 
     def __len__(self) -> int:
         return len(self._history)
@@ -66,8 +72,12 @@ class GuardSession:
     def sync(self, history: Sequence[ToolCall]) -> None:
         """Follow ``history``, a list the caller appends to: the calls added since the last look are
         recorded; when the calls already recorded are no longer its beginning (it was cleared,
-        shortened or edited), the session starts over from it."""
+        shortened or edited), the session starts over from it. A list whose length and last call
+        are as last seen is taken to be unchanged (that look costs the same at any length): to
+        change an earlier call, give the guard a new list."""
         known = len(self._history)
+        if len(history) == known and (not known or history[-1] is self._history[-1]):
+            return  # as last seen (only this session's wrappers append to it): nothing to read
         if len(history) >= known:
             try:
                 same = list(history[:known]) == self._history  # identical calls compare at C speed
@@ -78,6 +88,6 @@ class GuardSession:
                     self.record(call)
                 return
         self._history = []
-        self._calls = CallIndex(answer=observed_truth)
+        self._calls = self._new_index()
         for call in history:
             self.record(call)
