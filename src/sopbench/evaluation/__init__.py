@@ -11,11 +11,7 @@ from ._evaluate import (
     evaluate_trace,
     judge_database,
     judge_permission,
-    judge_procedure,
-    next_call_problem,
-    procedure_problem,
     state_diff,
-    verified_before,
 )
 from ._index import CallIndex, CallLookup, CallScan
 from ._model import (
@@ -29,6 +25,7 @@ from ._model import (
     UnverifiedConstraint,
     Verdict,
 )
+from ._procedure import judge_procedure, next_call_problem, next_call_review, procedure_problem
 
 __all__ = [
     "PASSED",
@@ -53,7 +50,7 @@ __all__ = [
     "judge_permission",
     "judge_procedure",
     "next_call_problem",
+    "next_call_review",
     "procedure_problem",
     "state_diff",
-    "verified_before",
 ]

@@ -9,12 +9,12 @@ still demands that one of them be verified.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
-from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_problem, verified_before
+from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_review
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,31 +85,28 @@ class ObservedFacts:
 
 def decide(sop: Sop, goal: str | None, call: ToolCall, attempted: ToolCall, calls: CallLookup) -> Decision:
     """Whether ``call`` (read by the judgement as ``attempted``) may run after ``calls``."""
-    facts = ObservedFacts(calls, goal or "")
-    problem = next_call_problem(calls, attempted, sop, facts)
+    problem, alone = next_call_review(calls, attempted, sop, ObservedFacts(calls, goal or ""))
     if problem is None:
         return Decision(True)
     rule = sop.rule(call.name)
     assert rule is not None and rule.expr is not None  # a call without a rule has no problem
     if rule.read_only and call.name != goal:
         return Decision(True, explanation=f"read-only {call} runs although {problem}")
-    unmet = tuple(_unmet(sop, rule.expr, calls, attempted, facts))
+    unmet = tuple(_unmet(sop, rule.expr, attempted, alone))
     explanation = f"{call} was not executed: its SOP is not verified: {problem}."
     if unmet:
         explanation += " Unverified: " + "; ".join(str(u) for u in unmet) + "."
     return Decision(False, unmet, explanation)
 
 
-def _unmet(
-    sop: Sop, expr: Expr, calls: CallLookup, attempted: ToolCall, facts: ObservedFacts
-) -> Iterable[Unmet]:
+def _unmet(sop: Sop, expr: Expr, attempted: ToolCall, alone: Callable[[Expr], bool]) -> Iterable[Unmet]:
     """Each distinct constraint of the rule that, on its own, is not verified before the call."""
     seen: set[Single] = set()
     for single in singles(expr):
         if single in seen:
             continue
         seen.add(single)
-        if verified_before(calls, attempted, single, sop, facts):
+        if alone(single):
             continue
         helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, sop.verifiers)
         offered = [h for h in helpers if h.name not in sop.unoffered] or helpers

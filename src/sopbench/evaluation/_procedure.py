@@ -1,0 +1,318 @@
+"""The procedure judgement: was each call's SOP verified by the successful calls before it?
+
+Semantics, for every call of an action that has a rule:
+- only the helper calls *before* it count, and only those that succeeded;
+- a helper identity includes its bound parameters (``check_user(alice)`` does not verify ``bob``);
+- a constraint with a verification process is verified when the process is (an Or inside a process
+  is a choice of ways to verify); a constraint with a ``None`` process needs no helper; any other
+  single names a helper that must have been called;
+- And: every child verified; Chain: children verified in order; Or/Gate in a constraint: one
+  *true* branch verified (when no branch is true, every branch must have been checked);
+- calls of read-only actions other than the goal never fail the trace: their unmet rules are notes.
+
+The calls before a call are read through a ``CallLookup``: a scan of the trace (``judge_procedure``)
+or an index kept call by call (``next_call_review``, for a runtime guard).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sopbench.constraints import And, Chain, Expr, Single, Sop, format_single, holds, render
+
+from ._index import CallLookup, CallScan
+from ._model import UNCLASSIFIED, Judgement, Oracle, ToolCall, Trace, UnverifiedConstraint
+
+
+def step_label(calls: Sequence[ToolCall] | CallLookup, position: int) -> int:
+    """How explanations name the call at ``position``: its own step label, else its 1-based position."""
+    step = calls[position].step
+    return position + 1 if step is None else step
+
+
+def judge_procedure(trace: Trace, sop: Sop, oracle: Oracle) -> tuple[Judgement, list[str]]:
+    problems: list[str] = []
+    unverified: list[UnverifiedConstraint] = []
+    notes: list[str] = []
+    scan = CallScan(trace.calls)
+    for step, call in enumerate(trace.calls):
+        found = _procedure_check(_PrefixVerifier(scan, step, sop, oracle, call.arguments), sop, call)
+        if found is None:
+            continue
+        problem, failing = found
+        rule = sop.rule(call.name)
+        text = f"{call} at step {step_label(trace.calls, step)}: {problem}"
+        if rule is not None and rule.read_only and call.name != oracle.goal:
+            notes.append(f"(read-only, not counted) {text}")
+        else:
+            problems.append(text)
+            unverified.append(failing)
+    return Judgement(not problems, tuple(problems), tuple(unverified)), notes
+
+
+def procedure_problem(calls: Sequence[ToolCall], position: int, sop: Sop, oracle: Oracle) -> str | None:
+    """Why the call at ``position`` was not procedurally verified by the calls before it, or None.
+
+    The per-call part of ``judge_procedure`` (which also decides what counts): a runtime guard asks
+    it about a call before executing it, with the calls made so far in front of it.
+    """
+    call = calls[position]
+    found = _procedure_check(
+        _PrefixVerifier(CallScan(calls), position, sop, oracle, call.arguments), sop, call
+    )
+    return None if found is None else found[0]
+
+
+def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle) -> str | None:
+    """``procedure_problem`` for ``call`` made after every call of ``calls`` (a ``CallIndex``, so
+    that its cost does not grow with the calls before it); ``oracle`` is asked about step
+    ``len(calls)``."""
+    return next_call_review(calls, call, sop, oracle)[0]
+
+
+def next_call_review(
+    calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle
+) -> tuple[str | None, Callable[[Expr], bool]]:
+    """``next_call_problem``, and whether a part of the call's rule is verified on its own (as the
+    rule ``part`` would be): the parts the judgement already weighed alone are not walked again."""
+    checker = _PrefixVerifier(calls, len(calls), sop, oracle, call.arguments)
+    found = _procedure_check(checker, sop, call)
+
+    def alone(part: Expr) -> bool:
+        if isinstance(part, Single) and part in checker.alone:
+            return checker.alone[part] is not None
+        return checker.earliest(part, call.arguments, 0, in_process=False) is not None
+
+    return (None if found is None else found[0]), alone
+
+
+def _procedure_check(
+    checker: _PrefixVerifier, sop: Sop, call: ToolCall
+) -> tuple[str, UnverifiedConstraint] | None:
+    """The problem text and the constraint left unverified for ``call``, made at ``checker.step``
+    after the calls ``checker`` reads, or None."""
+    rule = sop.rule(call.name)
+    if rule is None or rule.expr is None:
+        return None
+    if checker.earliest(rule.expr, call.arguments, 0, in_process=False) is not None:
+        return None
+    failing = UNCLASSIFIED if checker.failing is None else _unverified(*checker.failing)
+    return _text(checker.problem) or "its procedure was not verified", failing
+
+
+# A problem's text, or how to write it: most problems found are dropped (an alternative that fails
+# while another succeeds), so their text is written only when it is kept.
+Text = str | Callable[[], str]
+
+
+def _text(text: Text | None) -> str | None:
+    return text() if callable(text) else text
+
+
+class _PrefixVerifier:
+    """Finds, for an expression, the earliest prefix of the trace that verifies it."""
+
+    def __init__(
+        self,
+        calls: CallLookup,
+        step: int,
+        sop: Sop,
+        oracle: Oracle,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.calls = calls
+        self.step = step
+        self.sop = sop
+        self.oracle = oracle
+        # What each single asked with the call's own ``arguments`` from the start (outside a
+        # process) answered: the same question as that single's rule alone.
+        self.arguments = arguments
+        self.alone: dict[Single, int | None] = {}
+        self.problem: Text | None = None
+        # The expression the first problem is about, and its depth (kept with ``problem``, saved and
+        # restored with it).
+        self.failing: tuple[Expr, int] | None = None
+
+    def _fail(self, text: Text, expr: Expr, depth: int) -> None:
+        if self.problem is None:
+            self.problem = text
+            self.failing = expr, depth
+
+    def earliest(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, *, in_process: bool, depth: int = 0
+    ) -> int | None:
+        """Index of the call by which ``expr`` is verified using calls in ``[after, step)``, or None.
+
+        ``after`` itself is returned when nothing needs to be called.
+        """
+        if isinstance(expr, Single):
+            return self._single(expr, bindings, after, in_process, depth)
+        if isinstance(expr, Chain):
+            position = after
+            previous: Expr | None = None
+            for child in expr.children:
+                found = self.earliest(child, bindings, position, in_process=in_process, depth=depth + 1)
+                if found is None:
+                    if previous is not None and self._verifiable(child, bindings, in_process):
+                        self.problem = functools.partial(_out_of_order, child, previous, bindings)
+                        self.failing = expr, depth
+                    return None
+                position, previous = found, child
+            return position
+        if isinstance(expr, And):
+            found_all = [
+                self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
+                for child in expr.children
+            ]
+            return None if any(f is None for f in found_all) else max(found_all, default=after)  # type: ignore[type-var]
+        return self._choice(expr, bindings, after, in_process, depth)
+
+    def _verifiable(self, expr: Expr, bindings: Mapping[str, Any], in_process: bool) -> bool:
+        probe = _PrefixVerifier(self.calls, self.step, self.sop, self.oracle)
+        return probe.earliest(expr, bindings, 0, in_process=in_process) is not None
+
+    def _choice(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
+        children = expr.children  # type: ignore[union-attr]
+        if in_process:
+            # Alternatives of a verification process: any one way of checking will do.
+            options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
+            steps = [f for f in options if f is not None]
+            if steps:
+                return min(steps)
+            self._fail(lambda: f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
+            return None
+        true_children = [child for child in children if self._holds(child, bindings)]
+        if true_children:
+            found = [self._quiet(child, bindings, after, in_process, depth + 1) for child in true_children]
+            verified = [f for f in found if f is not None]
+            if verified:
+                return min(verified)
+            self._fail(
+                lambda: (
+                    "no alternative that holds was verified; verify one of: "
+                    + "; ".join(
+                        f'"{_describe(c, bindings)}" (call {self._helper_text(c, bindings)})'
+                        for c in true_children
+                    )
+                ),
+                expr,
+                depth,
+            )
+            return None
+        # No branch holds: the service must not run, and finding that out means checking each branch.
+        each = [
+            self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
+            for child in children
+        ]
+        known = [f for f in each if f is not None]
+        return max(known) if len(known) == len(each) else None
+
+    def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
+        from sopbench.constraints import Rule
+
+        helpers = Rule("_", expr).required_helpers(bindings, self.sop.verifiers)
+        offered = [h for h in helpers if h.name not in self.sop.unoffered] or helpers
+        return " and ".join(str(h) for h in offered) or "nothing"
+
+    def _quiet(
+        self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
+        saved = self.problem, self.failing
+        found = self.earliest(expr, bindings, after, in_process=in_process, depth=depth)
+        self.problem, self.failing = saved
+        return found
+
+    def _holds(self, expr: Expr, bindings: Mapping[str, Any]) -> bool:
+        return holds(expr, lambda single: self.oracle.holds(self.step, single, bindings))
+
+    def _single(
+        self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
+        # Inside a verification process every single is a helper call, even when a constraint
+        # shares its name (a tool-named constraint is verified by calling that very tool).
+        found = self._single_once(single, bindings, after, in_process, depth)
+        if after == 0 and not in_process and bindings is self.arguments:
+            self.alone[single] = found
+        return found
+
+    def _single_once(
+        self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
+    ) -> int | None:
+        if not in_process and single.name in self.sop.verifiers:
+            process = self.sop.verifiers[single.name]
+            if process is None:
+                return after
+            args = single.bind(bindings)
+            saved = self.problem, self.failing
+            self.problem = None
+            found = self.earliest(process, args, after, in_process=True)
+            inner = self.problem
+            self.problem, self.failing = saved
+            if found is None:
+                self._fail(
+                    functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
+                    single,
+                    depth,
+                )
+            return found
+        args = single.bind(bindings)
+        found_at = self.calls.first_success(single.name, args, after, self.step)
+        if found_at is not None:
+            return found_at
+        failed = self.calls.last_call(single.name, args, after, self.step)
+        step = None if failed is None else step_label(self.calls, failed)
+        self._fail(functools.partial(_not_called, single, bindings, step), single, depth)
+        return None
+
+
+def _never_verified(
+    single: Single,
+    bindings: Mapping[str, Any],
+    process: Expr,
+    args: Mapping[str, Any],
+    sop: Sop,
+    inner: Text | None,
+) -> str:
+    helpers = " or ".join(str(h) for h in _helpers_of(process, args, sop))
+    why = _text(inner)
+    detail = f" ({why})" if why and "did not succeed" in why else ""
+    return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
+
+
+def _not_called(single: Single, bindings: Mapping[str, Any], failed_step: int | None) -> str:
+    shown = format_single(single.positive, bindings)
+    if failed_step is not None:
+        return f'"{shown}" was called at step {failed_step} but did not succeed, so it verifies nothing'
+    return f'"{shown}" was never called successfully before it'
+
+
+def _out_of_order(child: Expr, previous: Expr, bindings: Mapping[str, Any]) -> str:
+    return (
+        f'"{_describe(child, bindings)}" was verified before "{_describe(previous, bindings)}"'
+        ", but they must be verified in this order"
+    )
+
+
+def _unverified(expr: Expr, depth: int) -> UnverifiedConstraint:
+    if isinstance(expr, Single):
+        return UnverifiedConstraint("negation" if expr.negated else "Single", depth)
+    return UnverifiedConstraint(type(expr).__name__, depth)
+
+
+def _helpers_of(process: Expr, args: Mapping[str, Any], sop: Sop) -> list[Any]:
+    from sopbench.constraints import Rule
+
+    helpers = Rule("_", process).required_helpers(args, sop.verifiers)
+    return [h for h in helpers if h.name not in sop.unoffered] or helpers
+
+
+def _describe(expr: Expr, bindings: Mapping[str, Any]) -> str:
+    return format_single(expr, bindings) if isinstance(expr, Single) else _inline(expr, bindings)
+
+
+def _inline(expr: Expr, bindings: Mapping[str, Any]) -> str:
+    return " ".join(render(expr, bindings=bindings).split())
