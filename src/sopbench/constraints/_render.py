@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,10 +17,15 @@ def clip(text: str, limit: int = 60) -> str:
 _HEADERS = {And: "ALL of:", Or: "ANY of:", Chain: "IN ORDER:", Gate: "FIRST THAT HOLDS:"}
 
 
+# Plain text is shown unquoted: letters and digits (any script: ``\w`` is ``str.isalnum`` or "_")
+# and the characters of names, paths and addresses.
+_PLAIN = re.compile(r"[\w\-.@:/]+")
+
+
 def format_value(value: object) -> str:
     """A compact, unambiguous rendering of an argument value (strings unquoted when plain)."""
     if isinstance(value, str):
-        return value if value and all(ch.isalnum() or ch in "_-.@:/" for ch in value) else repr(value)
+        return value if _PLAIN.fullmatch(value) else repr(value)
     return repr(value)
 
 

@@ -9,15 +9,31 @@ identical to ``Guard.check`` over the same history.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from sopbench.constraints import Sop
 from sopbench.domains import succeeded
 from sopbench.evaluation import CallIndex, ToolCall
 
 from ._decision import Decision, decide, observed_truth
 
-if TYPE_CHECKING:
-    from ._guard import Guard
+
+class Judge(Protocol):
+    """What a session needs of its guard (``Guard`` is one): the SOP, the goal, how a call is read."""
+
+    @property
+    def sop(self) -> Sop: ...
+
+    @property
+    def goal(self) -> str | None: ...
+
+    @property
+    def questions(self) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+
+    def expand(self, call: ToolCall) -> list[ToolCall]: ...
+
+    def attempted(self, call: ToolCall) -> ToolCall: ...
+
 
 _NO_RESULT: Any = object()
 
@@ -31,7 +47,7 @@ class GuardSession:
     binary searches in the calls of the helpers its SOP names, whatever came before.
     """
 
-    def __init__(self, guard: Guard, history: Iterable[ToolCall] = ()) -> None:
+    def __init__(self, guard: Judge, history: Iterable[ToolCall] = ()) -> None:
         self.guard = guard
         self._history: list[ToolCall] = []
         self._calls = self._new_index()

@@ -6,21 +6,24 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sopbench.evaluation import ToolCall
 
 from ._decision import Refused
-from ._session import GuardSession
-
-if TYPE_CHECKING:
-    from ._guard import Guard
+from ._session import GuardSession, Judge
 
 History = MutableSequence[ToolCall] | GuardSession
 
 
+class FollowingJudge(Judge, Protocol):
+    """What a wrapper needs of its guard (``sopbench.guard.Guard`` is one): a session per list."""
+
+    def following(self, history: Sequence[ToolCall]) -> GuardSession: ...
+
+
 def guard_tool(
-    guard: Guard, func: Callable[..., Any], history: History, *, name: str | None = None
+    guard: FollowingJudge, func: Callable[..., Any], history: History, *, name: str | None = None
 ) -> Callable[..., Any]:
     """``func`` behind ``guard``: a call whose SOP is not verified by ``history`` raises ``Refused``
     and does not run; a call that runs is appended to ``history`` with its result (it verifies
@@ -50,7 +53,7 @@ def guard_tool(
     return guarded
 
 
-def _session(guard: Guard, history: History) -> GuardSession:
+def _session(guard: FollowingJudge, history: History) -> GuardSession:
     return history if isinstance(history, GuardSession) else guard.following(history)
 
 
@@ -63,7 +66,7 @@ def _record(session: GuardSession, history: History, call: ToolCall, *, recorded
 
 
 def execute_tool_calls(
-    guard: Guard,
+    guard: FollowingJudge,
     tool_calls: Sequence[Any],
     tools: Mapping[str, Callable[..., Any]],
     history: History,
@@ -83,7 +86,7 @@ def execute_tool_calls(
 
 
 def _answer(
-    guard: Guard, name: str, text: str, tools: Mapping[str, Callable[..., Any]], history: History
+    guard: FollowingJudge, name: str, text: str, tools: Mapping[str, Callable[..., Any]], history: History
 ) -> str:
     func = tools.get(name)
     if func is None:
