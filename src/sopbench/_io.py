@@ -1,4 +1,5 @@
 """Reading helpers shared by the task and trajectory loaders, and the one atomic file write.
+Files are read within the bounds of ``sopbench._json`` (size, inflated size, JSON depth).
 
 Every failure while reading published data becomes one ``LoadError`` that names the file, the record
 (or task) and the field, e.g. ``bank/foo.json.gz: record 3: field "task": missing``. Validators raise
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import gzip
-import json
+import io
 import os
 import tempfile
 import zlib
@@ -22,15 +23,15 @@ from typing import IO, Any, TypeAlias, cast
 
 import orjson
 
+from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_FILE_BYTES, JsonBoundError, decode_bounded, size_text
 from sopbench.constraints import clip
 
-_gzip: ModuleType = gzip
 _zlib: ModuleType = zlib
 _GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
-    from isal import igzip, isal_zlib
+    from isal import isal_zlib
 
-    _gzip, _zlib = igzip, isal_zlib
+    _zlib = isal_zlib
     # isal's stub declares its error an instance; at run time it is the exception class
     _GZIP_ERRORS = (*_GZIP_ERRORS, cast(type[BaseException], isal_zlib.error))
 except ImportError:  # the optional fast path: the standard library reads the same files
@@ -150,9 +151,12 @@ def read_bytes(path: StrPath) -> bytes:
     return _read(Path(path))[0]
 
 
-def _read(path: Path) -> tuple[bytes, bool]:
-    """The file's bytes (gunzipped when they start with the gzip magic) and whether they were gzip."""
+def _read(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes, bool]:
+    """The file's bytes (gunzipped when they start with the gzip magic) and whether they were gzip;
+    ``LoadError`` when either is larger than ``limit``."""
     try:
+        if path.stat().st_size > limit:
+            raise LoadError(f"larger than {size_text(limit)}, the bound on a file sopbench reads", file=path)
         data = path.read_bytes()
     except IsADirectoryError:
         try:
@@ -165,24 +169,31 @@ def _read(path: Path) -> tuple[bytes, bool]:
     if data[:2] != GZIP_MAGIC:
         return data, False
     try:
-        return _gunzip(data), True
+        out = _gunzip(data, limit)
     except _GZIP_ERRORS as exc:  # BadGzipFile is an OSError; truncation is EOFError
         raise LoadError(f"truncated or corrupt gzip data ({exc})", file=path) from None
+    if len(out) > limit:
+        raise LoadError(
+            f"inflates to more than {size_text(limit)}, the bound on a file sopbench reads", file=path
+        )
+    return out, True
 
 
-def _gunzip(data: bytes) -> bytes:
-    """``gzip.decompress(data)``; a file of one whole gzip member takes a third less time."""
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """``gzip.decompress(data)``, stopping past ``limit`` bytes (a gzip bomb is never inflated
+    whole); a file of one whole gzip member takes a third less time."""
     try:
         # One zlib stream with the gzip wrapper (which checks the CRC and length), without the
         # member loop of gzip.decompress.
         stream = _zlib.decompressobj(wbits=31)
-        out = stream.decompress(data)
-        if stream.eof and not stream.unused_data.strip(b"\0"):
+        out = stream.decompress(data, limit + 1)
+        if len(out) > limit or (stream.eof and not stream.unused_data.strip(b"\0")):
             return out
     except _GZIP_ERRORS:
         pass
     # Several members, trailing data, truncation or corruption: gzip's own reading and errors.
-    return _gzip.decompress(data)
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as members:
+        return members.read(limit + 1)
 
 
 @contextmanager
@@ -218,25 +229,15 @@ def read_json(path: StrPath) -> Any:
     path = Path(path)
     data, was_gzip = _read(path)
     try:
-        return orjson.loads(data)
+        return decode_bounded(data, depth=MAX_DOCUMENT_DEPTH, size=MAX_FILE_BYTES, lenient=False)
+    except JsonBoundError as exc:
+        raise LoadError(f"JSON {exc}", file=path) from None
     except orjson.JSONDecodeError as exc:
         if not was_gzip and path.name.endswith(".gz"):
             raise LoadError(
                 "not gzip data (the name ends in .gz, the content is neither gzip nor JSON)", file=path
             ) from None
         raise LoadError(f"invalid JSON ({exc})", file=path) from None
-
-
-def decode_json_text(text: str) -> Any:
-    """Decode JSON text as the original simulator did (Python's ``json``), using orjson when it can.
-
-    orjson is stricter than ``json`` (it rejects ``NaN``, ``Infinity`` and lone surrogates), so text it
-    refuses gets a second chance; only what ``json`` also refuses raises ``ValueError``.
-    """
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 # -- validating decoded JSON ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_FILE_BYTES, JsonBoundError, decode_bounded
 from sopbench.agents import Shown
 
 from ._row import COLUMNS, JSON_COLUMNS, episodes_table
@@ -56,6 +57,12 @@ class StoreError(Exception):
 
 def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def stored_json(text: str) -> Any:
+    """A JSON value read back from a store, within the bound on a document (a store is a file:
+    anything may have been written into it); ``ValueError`` when it is not JSON or past the bound."""
+    return decode_bounded(text, depth=MAX_DOCUMENT_DEPTH, size=MAX_FILE_BYTES, lenient=False)
 
 
 def _digest(text: str) -> str:
@@ -152,13 +159,23 @@ class Store:
 
     def manifest(self) -> dict[str, Any] | None:
         """What the run is (schema 2): versions, task set, result-determining settings, creation time."""
-        text = self.note("manifest")
-        return None if text is None else orjson.loads(text)
+        return self._note_object("manifest")
 
     def legacy_config(self) -> dict[str, Any] | None:
         """The configuration a schema-1 store was bound to (``meta.config``)."""
-        text = self.note("config")
-        return None if text is None else orjson.loads(text)
+        return self._note_object("config")
+
+    def _note_object(self, key: str) -> dict[str, Any] | None:
+        text = self.note(key)
+        if text is None:
+            return None
+        try:
+            value = stored_json(text)
+        except ValueError as exc:
+            raise StoreError(f"{self.path}: damaged store: its {key} is not JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise StoreError(f"{self.path}: damaged store: its {key} is not a JSON object")
+        return value
 
     def task_digests(self) -> dict[str, str]:
         """task id -> sha256 of the task as it was played (schema 2)."""
@@ -233,9 +250,9 @@ class Store:
             if kind == "prompt":
                 prompts[name] = value
             elif kind == "tools":
-                tools[name] = orjson.loads(value)
+                tools[name] = stored_json(value)
             elif kind == "episode":
-                episodes.append(orjson.loads(value))
+                episodes.append(stored_json(value))
         episodes.sort(key=lambda e: (e["task_id"], e["run"]))
         return {"system_prompts": prompts, "tools": tools, "episodes": episodes}
 
@@ -251,9 +268,10 @@ class Store:
                 try:
                     for column in JSON_COLUMNS:
                         if row[column] is not None:
-                            row[column] = orjson.loads(row[column])
-                except orjson.JSONDecodeError:
-                    message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is not JSON)"
+                            row[column] = stored_json(row[column])
+                except ValueError as exc:  # not JSON, or past the bound (a row written by hand)
+                    reason = f"JSON {exc}" if isinstance(exc, JsonBoundError) else "not JSON"
+                    message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is {reason})"
                     if on_damaged is None:
                         raise StoreError(message) from None
                     on_damaged(message)

@@ -7,12 +7,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_REPLY_BYTES, JsonBoundError, decode_bounded
 from sopbench.agents._protocol import Usage
 
 from ._transport import Retryable
 
 if TYPE_CHECKING:
     pass
+
 
 @dataclass(frozen=True, slots=True)
 class ChatToolCall:
@@ -42,9 +44,20 @@ def read_completion(text: str, scrub: Callable[[str], str] = lambda t: t) -> Cha
     """A chat-completion body read field by field. A body that is not a JSON completion with a
     choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
-    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept."""
+    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept. A
+    body deeper or larger than the bound on a reply is the model's too (a server's failures are not
+    100 levels deep): a reply with nothing in it but that problem, never retried."""
     try:
-        data = json.loads(text)
+        data = decode_bounded(text, depth=MAX_DOCUMENT_DEPTH, size=MAX_REPLY_BYTES)
+    except JsonBoundError as exc:
+        return ChatReply(
+            content=None,
+            tool_calls=(),
+            usage=Usage(),
+            finish_reason=None,
+            problems=(f"malformed reply: the reply is JSON {exc}",),
+            raw=scrub(_clip(text)),
+        )
     except ValueError:
         return Retryable(f"unreadable reply (not JSON): {scrub(_clip(text))!r}"), None
     if not isinstance(data, Mapping):

@@ -1,0 +1,105 @@
+"""The one bound on JSON from outside: depth and size.
+
+Every JSON a model, a task or a file supplies is decoded under these bounds (``decode_bounded``;
+files through ``sopbench._io.read_json``), so nothing sopbench keeps can be too deep for orjson to
+write back (it stops at 254 levels: a row holding a 260-deep argument once failed to store, on every
+resume) or for Python to walk (``json`` and recursive code stop near 1,000 levels), and no file or
+reply is decoded whole however large it is. Past a bound is a ``JsonBoundError`` (a ``ValueError``)
+with a one-line reason: a malformed reply or call for a model, a skipped file for a loader.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+MAX_VALUE_DEPTH = 64
+"""Levels of nesting of one value a model supplies (tool-call arguments, a reply's content)."""
+MAX_DOCUMENT_DEPTH = 100
+"""Levels of nesting of a document that frames such values: a reply body, a trajectory or task
+file, a stored row, an Inspect log (the published files reach 13)."""
+MAX_VALUE_BYTES = 4 << 20
+"""Characters of one value's JSON text (4 MiB)."""
+MAX_REPLY_BYTES = 32 << 20
+"""Characters of one reply body (32 MiB)."""
+MAX_FILE_BYTES = 256 << 20
+"""Bytes of one file as it is decoded, after gunzip or unzip (256 MiB; the largest published file
+inflates to 4.2 MB)."""
+
+
+class JsonBoundError(ValueError):
+    """JSON deeper or larger than its bound; the message says which bound (one line)."""
+
+
+_CONTAINERS = (dict, list)
+
+
+def check_json_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
+    """Raise ``JsonBoundError`` when ``value`` nests lists and objects deeper than ``limit`` levels
+    (a scalar is 0 levels, ``[]`` is 1). Iterative, so any depth is measured without recursion."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            raise JsonBoundError(f"nested deeper than {limit} levels")
+        below = []
+        add = below.append
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    add(child)
+        level = below
+
+
+def decode_bounded(
+    text: str | bytes, *, depth: int = MAX_VALUE_DEPTH, size: int = MAX_VALUE_BYTES, lenient: bool = True
+) -> Any:
+    """Decode JSON text from outside within a depth and a size bound; ``JsonBoundError`` (a
+    ``ValueError``) when it is deeper or larger, ``ValueError`` when it is not JSON.
+
+    With ``lenient`` (the default), text orjson refuses but Python's ``json`` (the published
+    simulator's parser) reads is accepted: ``NaN``, ``Infinity``, lone surrogates; what both refuse
+    raises with ``json``'s wording. What is decoded can always be written back by orjson.
+    """
+    if len(text) > size:
+        raise JsonBoundError(f"larger than {size_text(size)} ({size_text(len(text))})")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise JsonBoundError(f"nested deeper than {depth} levels") from None
+        if not lenient:
+            raise
+        value = _decode_leniently(text, depth)
+    if _brackets(text) > depth:  # fewer brackets than the bound cannot nest past it (a fast no)
+        check_json_depth(value, depth)
+    return value
+
+
+def _brackets(text: str | bytes) -> int:
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
+
+
+def _decode_leniently(text: str | bytes, depth: int) -> Any:
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JsonBoundError(f"nested deeper than {depth} levels") from None
+    check_json_depth(value, depth)
+    try:  # integers beyond 64 bits: Python's json keeps them, orjson cannot write them back
+        orjson.dumps(value)
+    except TypeError as exc:
+        raise JsonBoundError(f"cannot be kept as JSON ({exc})") from None
+    return value
+
+
+def size_text(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count} bytes"
