@@ -13,6 +13,7 @@ import gzip
 import io
 import os
 import tempfile
+import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,14 @@ from typing import IO, Any, TypeAlias, cast
 
 import orjson
 
-from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_FILE_BYTES, JsonBoundError, decode_bounded, size_text
+from sopbench._json import (
+    MAX_DOCUMENT_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_INFLATION_RATIO,
+    JsonBoundError,
+    decode_bounded,
+    size_text,
+)
 from sopbench.constraints import clip
 
 _zlib: ModuleType = zlib
@@ -194,6 +202,33 @@ def _gunzip(data: bytes, limit: int) -> bytes:
     # Several members, trailing data, truncation or corruption: gzip's own reading and errors.
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as members:
         return members.read(limit + 1)
+
+
+def check_zip_archive(path: StrPath) -> None:
+    """``LoadError`` (one line, naming the member) unless ``path`` is a zip archive whose every
+    member inflates to at most ``MAX_FILE_BYTES`` and, past 1 MiB, at most ``MAX_INFLATION_RATIO``
+    times its compressed size. Read before any member is inflated; Python's zipfile then never
+    yields more than a member's declared size, so the declared sizes are the bound."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise LoadError(f"not a readable zip archive ({exc})", file=path) from None
+    for member in members:
+        inflated = member.file_size
+        if inflated > MAX_FILE_BYTES:
+            raise LoadError(
+                f"member {member.filename!r} inflates to {size_text(inflated)}, more than the "
+                f"{size_text(MAX_FILE_BYTES)} sopbench reads",
+                file=path,
+            )
+        if inflated > 1 << 20 and inflated > MAX_INFLATION_RATIO * max(member.compress_size, 1):
+            raise LoadError(
+                f"member {member.filename!r} inflates {inflated // max(member.compress_size, 1):,} times "
+                f"(to {size_text(inflated)}; more than {MAX_INFLATION_RATIO} times is taken for a zip bomb)",
+                file=path,
+            )
 
 
 @contextmanager

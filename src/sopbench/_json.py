@@ -1,4 +1,4 @@
-"""The one bound on JSON from outside: depth and size.
+"""The one bound on JSON (and TOML) from outside: depth and size.
 
 Every JSON a model, a task or a file supplies is decoded under these bounds (``decode_bounded``;
 files through ``sopbench._io.read_json``), so nothing sopbench keeps can be too deep for orjson to
@@ -11,6 +11,7 @@ with a one-line reason: a malformed reply or call for a model, a skipped file fo
 from __future__ import annotations
 
 import json
+import tomllib
 from typing import Any
 
 import orjson
@@ -27,6 +28,9 @@ MAX_REPLY_BYTES = 32 << 20
 MAX_FILE_BYTES = 256 << 20
 """Bytes of one file as it is decoded, after gunzip or unzip (256 MiB; the largest published file
 inflates to 4.2 MB)."""
+MAX_INFLATION_RATIO = 200
+"""How many times its compressed size a member of an archive may inflate to, once it is past
+1 MiB (the zip-bomb rule: JSON inflates 5 to 50 times; a bomb thousands of times)."""
 
 
 class JsonBoundError(ValueError):
@@ -76,6 +80,19 @@ def decode_bounded(
         value = _decode_leniently(text, depth)
     if _brackets(text) > depth:  # fewer brackets than the bound cannot nest past it (a fast no)
         check_json_depth(value, depth)
+    return value
+
+
+def decode_toml_bounded(text: str, *, size: int = MAX_VALUE_BYTES) -> dict[str, Any]:
+    """A TOML document (a sweep file, a price table) within the bounds of a document:
+    ``JsonBoundError`` past them, ``tomllib.TOMLDecodeError`` when it is not TOML."""
+    if len(text) > size:
+        raise JsonBoundError(f"larger than {size_text(size)} ({size_text(len(text))})")
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:  # tomllib reads nested arrays and inline tables recursively
+        raise JsonBoundError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+    check_json_depth(value, MAX_DOCUMENT_DEPTH)
     return value
 
 

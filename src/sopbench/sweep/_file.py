@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sopbench._json import JsonBoundError, decode_toml_bounded
 from sopbench.runner import RunConfig, RunConfigError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
@@ -187,9 +188,13 @@ def _location(loc: tuple[Any, ...]) -> str:
 def read_sweep(path: Path) -> SweepFile:
     """Parse and validate a sweep file's shape; ``SweepError`` with one line per mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = decode_toml_bounded(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SweepError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"{path}: not TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except JsonBoundError as exc:
+        raise SweepError(f"{path}: not a usable sweep file: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"{path}: not TOML: {exc}") from None
     try:
