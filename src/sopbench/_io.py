@@ -15,7 +15,7 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
@@ -202,6 +202,39 @@ def _gunzip(data: bytes, limit: int) -> bytes:
     # Several members, trailing data, truncation or corruption: gzip's own reading and errors.
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as members:
         return members.read(limit + 1)
+
+
+def walk_files(folder: Path, wanted: Callable[[str], bool]) -> tuple[list[Path], list[Path]]:
+    """(the files below ``folder`` whose name is ``wanted``, the folders that could not be listed),
+    each sorted. Symlinks are followed, but each real folder is visited once: two links that loop
+    (``self -> ../loop``, ``bank/up -> ..``) once made ``os.walk(followlinks=True)`` explore an
+    exponential number of paths. The one walker of folders given on the command line."""
+    found: list[Path] = []
+    unreadable: list[Path] = []
+    visited: set[tuple[int, int]] = set()
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            status = current.stat()
+            key = (status.st_dev, status.st_ino)
+            if key in visited:
+                continue
+            visited.add(key)
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError:
+            unreadable.append(current)
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir():  # follows a link
+                    pending.append(Path(entry.path))
+                elif wanted(entry.name) and entry.is_file():
+                    found.append(Path(entry.path))
+            except OSError:  # a link that loops on itself, or a file gone meanwhile
+                continue
+    return sorted(found), sorted(unreadable)
 
 
 def check_zip_archive(path: StrPath) -> None:

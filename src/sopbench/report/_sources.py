@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sopbench._io import walk_files
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score
 from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore, ScoringReport, score_paths
@@ -49,8 +50,9 @@ def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             continue
         others.append(path)
         if path.is_dir():
-            folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
-            folders += sorted(log for log in path.rglob("*.eval") if is_inspect_log(log))
+            found, _unreadable = walk_files(path, lambda name: name == STORE_NAME or name.endswith(".eval"))
+            folders += sorted(file.parent for file in found if file.name == STORE_NAME)
+            folders += sorted(file for file in found if file.name.endswith(".eval") and is_inspect_log(file))
     return list(dict.fromkeys(folders)), others
 
 
