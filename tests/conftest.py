@@ -214,3 +214,20 @@ def start_chromium() -> Callable[[], Any]:
         return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
     return start
+
+
+@pytest.fixture(scope="session")
+def generated_bank_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``bank_tasks.json`` made by ``sopbench generate --domain bank`` (no published data needed)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("generated")
+    made = subprocess.run(
+        [sys.executable, "-m", "sopbench.cli", "generate", "--domain", "bank", "-o", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    return folder / "bank_tasks.json"

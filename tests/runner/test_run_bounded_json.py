@@ -86,18 +86,10 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
-    """Bank tasks made by ``sopbench generate`` (no published data needed)."""
-    folder = tmp_path_factory.mktemp("generated")
-    assert sopbench("generate", "--domain", "bank", "-o", folder).returncode == 0
-    return folder / "bank_tasks.json"
-
-
 @pytest.fixture
-def two_tasks(tmp_path, generated) -> Path:
+def two_tasks(tmp_path, generated_bank_tasks) -> Path:
     """A task file of two generated bank tasks."""
-    goal, tasks = next(iter(json.loads(generated.read_text()).items()))
+    goal, tasks = next(iter(json.loads(generated_bank_tasks.read_text()).items()))
     path = tmp_path / "bank_tasks.json"
     path.write_text(json.dumps({goal: tasks[:2]}))
     return path

@@ -52,7 +52,7 @@ def sweep(
     from contextlib import nullcontext
 
     from sopbench.report import render_leaderboard
-    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.runner import RunConfigError, RunInterrupted, StoreError
     from sopbench.sweep import (
         RayUnavailable,
         SweepDisplay,
@@ -62,6 +62,7 @@ def sweep(
         ray_player,
         read_sweep,
         run_sweep,
+        stored_when_interrupted,
     )
 
     job = current_job()
@@ -82,6 +83,9 @@ def sweep(
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
             report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
+    except RunInterrupted as exc:
+        job.finish(stored_when_interrupted(exc, configurations))
+        raise
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None

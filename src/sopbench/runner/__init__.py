@@ -13,7 +13,15 @@ transaction; running the same configuration again skips finished episodes and re
 from sopbench.domains import TOOL_LISTS
 
 from ._baselines import BASELINE_AGENTS, baseline_scores
-from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
+from ._config import (
+    IDENTITY_FIELDS,
+    MAX_RUNS,
+    MAX_SEED,
+    NOT_IDENTITY_OPTIONS,
+    RunConfig,
+    RunConfigError,
+    import_plugins,
+)
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
@@ -68,6 +76,8 @@ __all__ = [
     "BASELINE_AGENTS",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
+    "MAX_RUNS",
+    "MAX_SEED",
     "NOT_IDENTITY_OPTIONS",
     "RunInterrupted",
     "RunLock",
