@@ -111,7 +111,9 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
             rows = list(store.rows(on_damaged=damaged.append))
         finally:
             store.close()
-    except (StoreError, sqlite3.Error) as exc:
+    except StoreError as exc:  # names the store file and what is wrong with it
+        raise RunFolderError(str(exc)) from None
+    except sqlite3.Error as exc:
         raise RunFolderError(f"{folder}: cannot read the run's episodes ({exc})") from None
     result.problems += damaged
     source = folder.as_posix()

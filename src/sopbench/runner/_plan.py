@@ -74,14 +74,17 @@ def select_tasks(config: RunConfig) -> list[tuple[Task, str]]:
 
 
 def _check_playable(file: Path, domain: str, pairs: list[tuple[Task, str]]) -> None:
-    """A task file of a domain sopbench does not know, or a task whose SOP names a check, tool or
-    link its domain does not have: ``RunConfigError`` naming it (before any episode is played)."""
+    """A task file of a domain sopbench does not know, a task whose goal is not a tool of its domain,
+    or whose SOP names a check, tool or link its domain does not have: ``RunConfigError`` naming it
+    (before any episode is played)."""
     try:
         known_domain = get_domain(domain)
     except UnknownDomain as exc:
         raise RunConfigError(f"{file}: {str(exc).strip(chr(34))}") from None
     known = set(known_domain.tools) | set(known_domain.checks) | set(known_domain.catalogue.links)
     for task, task_id in pairs:
+        if task.goal not in known_domain.tools:  # its episodes could never be scored: not retried
+            raise RunConfigError(f"{file}: task {task_id}: its goal {task.goal!r} is not a tool of the {domain} domain")
         for expr in (task.constraints, task.constraints_original):
             unknown = sorted({single.name for single in singles(expr)} - known)
             if unknown:
