@@ -80,9 +80,15 @@ class LoadError(Exception):
         self.item = item  # what ``record`` counts: "record" in trajectory files, "task" in task files
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, *, full_path: bool = False) -> str:
+        """The one-line message; the file as ``<folder>/<file>``, or with ``full_path`` as it was
+        given (what a list of skipped files shows: eleven files under ``runs/*/bank/`` once read
+        alike)."""
         parts = []
         if self.file is not None:
-            parts.append(display_path(self.file))
+            parts.append(str(self.file) if full_path else display_path(self.file))
         if self.record is not None:
             parts.append(f"{self.item} {self.record}")
         if self.field:
