@@ -24,14 +24,7 @@ from typing import IO, Any, TypeAlias, cast
 
 import orjson
 
-from sopbench._json import (
-    MAX_DOCUMENT_DEPTH,
-    MAX_FILE_BYTES,
-    MAX_INFLATION_RATIO,
-    JsonBoundError,
-    decode_bounded,
-    size_text,
-)
+from sopbench._json import MAX_FILE_BYTES, MAX_INFLATION_RATIO, JsonBoundError, decode_document, size_text
 from sopbench.constraints import clip
 
 _zlib: ModuleType = zlib
@@ -303,7 +296,7 @@ def read_json(path: StrPath) -> Any:
     path = Path(path)
     data, was_gzip = _read(path)
     try:
-        return decode_bounded(data, depth=MAX_DOCUMENT_DEPTH, size=MAX_FILE_BYTES, lenient=False)
+        return decode_document(data)
     except JsonBoundError as exc:
         raise LoadError(f"JSON {exc}", file=path) from None
     except orjson.JSONDecodeError as exc:

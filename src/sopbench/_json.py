@@ -18,9 +18,10 @@ import orjson
 
 MAX_VALUE_DEPTH = 64
 """Levels of nesting of one value a model supplies (tool-call arguments, a reply's content)."""
-MAX_DOCUMENT_DEPTH = 100
-"""Levels of nesting of a document that frames such values: a reply body, a trajectory or task
-file, a stored row, an Inspect log (the published files reach 13)."""
+MAX_DOCUMENT_DEPTH = 254
+"""Levels of nesting of a document that frames such values (a reply body, a trajectory or task
+file, a stored row): as deep as orjson writes back, which is how it is checked (writing a decoded
+file back costs a third of walking it; the published files reach 13 levels)."""
 MAX_VALUE_BYTES = 4 << 20
 """Characters of one value's JSON text (4 MiB)."""
 MAX_REPLY_BYTES = 32 << 20
@@ -37,25 +38,24 @@ class JsonBoundError(ValueError):
     """JSON deeper or larger than its bound; the message says which bound (one line)."""
 
 
-_CONTAINERS = (dict, list)
+_COUNTED = 1 << 16  # texts up to this length count their brackets before walking
 
 
 def check_json_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
     """Raise ``JsonBoundError`` when ``value`` nests lists and objects deeper than ``limit`` levels
     (a scalar is 0 levels, ``[]`` is 1). Iterative, so any depth is measured without recursion."""
-    level = [value] if type(value) in _CONTAINERS else []
+    level = [value] if type(value) is dict or type(value) is list else []
     depth = 0
     while level:
         depth += 1
         if depth > limit:
             raise JsonBoundError(f"nested deeper than {limit} levels")
-        below = []
-        add = below.append
-        for item in level:
-            for child in item.values() if type(item) is dict else item:
-                if type(child) is dict or type(child) is list:
-                    add(child)
-        level = below
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) is dict or type(child) is list
+        ]
 
 
 def decode_bounded(
@@ -78,9 +78,39 @@ def decode_bounded(
         if not lenient:
             raise
         value = _decode_leniently(text, depth)
-    if _brackets(text) > depth:  # fewer brackets than the bound cannot nest past it (a fast no)
+    # A short text with fewer brackets than the bound cannot nest past it (a fast no for arguments;
+    # counting costs as much as the walk on a file).
+    if len(text) > _COUNTED or _brackets(text) > depth:
         check_json_depth(value, depth)
     return value
+
+
+def decode_document(text: str | bytes, *, size: int = MAX_FILE_BYTES, lenient: bool = False) -> Any:
+    """Decode a JSON document from outside (a file, a stored row, a reply body) within
+    ``MAX_DOCUMENT_DEPTH`` levels and ``size``; errors as ``decode_bounded``'s."""
+    if len(text) > size:
+        raise JsonBoundError(f"larger than {size_text(size)} ({size_text(len(text))})")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise JsonBoundError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+        if not lenient:
+            raise
+        return _decode_leniently(text, MAX_DOCUMENT_DEPTH)
+    _check_writable(value)
+    return value
+
+
+def _check_writable(value: Any) -> None:
+    """``JsonBoundError`` unless orjson can write ``value`` back: at most 254 levels, integers
+    within 64 bits (what Python's ``json`` reads beyond them)."""
+    try:
+        orjson.dumps(value)
+    except TypeError as exc:
+        if "Recursion" in str(exc):
+            raise JsonBoundError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+        raise JsonBoundError(f"cannot be kept as JSON ({exc})") from None
 
 
 def decode_toml_bounded(text: str, *, size: int = MAX_VALUE_BYTES) -> dict[str, Any]:
@@ -108,10 +138,7 @@ def _decode_leniently(text: str | bytes, depth: int) -> Any:
     except RecursionError:
         raise JsonBoundError(f"nested deeper than {depth} levels") from None
     check_json_depth(value, depth)
-    try:  # integers beyond 64 bits: Python's json keeps them, orjson cannot write them back
-        orjson.dumps(value)
-    except TypeError as exc:
-        raise JsonBoundError(f"cannot be kept as JSON ({exc})") from None
+    _check_writable(value)  # integers beyond 64 bits: Python's json keeps them, orjson cannot write them
     return value
 
 

@@ -81,7 +81,7 @@ CASES = {
     ),
     "a reply 5,000 deep": (
         Reply(body=completion_bytes('{"role":"assistant","content":' + nested(5000) + "}")),
-        "the reply is JSON nested deeper than 100 levels",
+        "the reply is JSON nested deeper than 254 levels",
     ),
 }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sopbench._json import MAX_DOCUMENT_DEPTH, decode_bounded, decode_toml_bounded
+from sopbench._json import MAX_VALUE_BYTES, decode_document, decode_toml_bounded
 
 
 def read_prices(path: Path) -> dict[str, tuple[float, float]]:
@@ -18,7 +18,7 @@ def read_prices(path: Path) -> dict[str, tuple[float, float]]:
     text = path.read_bytes()
     try:
         if path.suffix.lower() == ".json":
-            data = decode_bounded(text, depth=MAX_DOCUMENT_DEPTH, lenient=False)
+            data = decode_document(text, size=MAX_VALUE_BYTES)
         else:
             data = decode_toml_bounded(text.decode())
     except (ValueError, UnicodeDecodeError) as exc:  # not JSON/TOML, or past the bound

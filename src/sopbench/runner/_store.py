@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_FILE_BYTES, JsonBoundError, decode_bounded
+from sopbench._json import JsonBoundError, decode_document
 from sopbench.agents import Shown
 
 from ._row import COLUMNS, JSON_COLUMNS, episodes_table
@@ -62,7 +62,7 @@ def dumps(value: Any) -> str:
 def stored_json(text: str) -> Any:
     """A JSON value read back from a store, within the bound on a document (a store is a file:
     anything may have been written into it); ``ValueError`` when it is not JSON or past the bound."""
-    return decode_bounded(text, depth=MAX_DOCUMENT_DEPTH, size=MAX_FILE_BYTES, lenient=False)
+    return decode_document(text)
 
 
 def _digest(text: str) -> str:

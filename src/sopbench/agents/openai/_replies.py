@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sopbench._json import MAX_DOCUMENT_DEPTH, MAX_REPLY_BYTES, JsonBoundError, decode_bounded
+from sopbench._json import MAX_REPLY_BYTES, JsonBoundError, decode_document
 from sopbench.agents._protocol import Usage
 
 from ._transport import Retryable
@@ -46,9 +46,9 @@ def read_completion(text: str, scrub: Callable[[str], str] = lambda t: t) -> Cha
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
     mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept. A
     body deeper or larger than the bound on a reply is the model's too (a server's failures are not
-    100 levels deep): a reply with nothing in it but that problem, never retried."""
+    hundreds of levels deep): a reply with nothing in it but that problem, never retried."""
     try:
-        data = decode_bounded(text, depth=MAX_DOCUMENT_DEPTH, size=MAX_REPLY_BYTES)
+        data = decode_document(text, size=MAX_REPLY_BYTES, lenient=True)
     except JsonBoundError as exc:
         return ChatReply(
             content=None,
