@@ -231,3 +231,16 @@ def generated_bank_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert made.returncode == 0, made.stderr
     return folder / "bank_tasks.json"
+
+
+@pytest.fixture(scope="session")
+def gzip_bomb() -> bytes:
+    """257 MiB of spaces in a JSON list, gzip-compressed (about 260 KB): one MiB past the bound on
+    a file sopbench reads."""
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = b" " * (1 << 20)
+    parts = [compressor.compress(b"[")]
+    parts += [compressor.compress(chunk) for _ in range(257)]
+    return b"".join([*parts, compressor.compress(b"]"), compressor.flush()])

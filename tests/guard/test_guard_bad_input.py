@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from sopbench._json import MAX_VALUE_BYTES
 from sopbench.constraints import Rule, Single
 from sopbench.guard import Guard, ToolCall, execute_tool_calls
 
@@ -16,6 +15,8 @@ from sopbench.guard import Guard, ToolCall, execute_tool_calls
 def refund_guard() -> Guard:
     return Guard.from_rules([Rule("refund", Single.of("check_user", {"user": "user"}), ("user",))])
 
+
+MAX_VALUE_BYTES = 4 << 20  # the documented bound on one value's text (4 MiB)
 
 DEEP_LIST: list = []
 for _ in range(70):

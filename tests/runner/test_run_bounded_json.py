@@ -21,7 +21,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import Reply, serve  # noqa: E402
 
-from sopbench._json import MAX_VALUE_BYTES, MAX_VALUE_DEPTH  # noqa: E402
+MAX_VALUE_DEPTH = 64  # the documented bounds on one value a model supplies
+MAX_VALUE_BYTES = 4 << 20
 
 
 def nested(depth: int) -> str:
