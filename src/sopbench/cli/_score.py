@@ -220,6 +220,14 @@ ConfigB = Annotated[
     str | None, typer.Option(metavar="FILTER", show_default=False, help="Choose B's configuration.")
 ]
 AsJsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+CompareViewerUrl = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        show_default=False,
+        help="Where sopbench view serves both sides: each flipped run links to its side-by-side page.",
+    ),
+]
 
 
 @verb(
@@ -239,6 +247,7 @@ def compare(
     by: By = None,
     as_json: AsJsonOption = False,
     output_format: OutputFormat = "markdown",
+    viewer_url: CompareViewerUrl = None,
 ) -> None:
     """Compare two agents on the same tasks: runs paired by task id and run.
 
@@ -269,6 +278,7 @@ def compare(
         except (CompareError, RunFolderError) as exc:
             raise UserError(str(exc)) from None
     job.finish(f"{report.result.overall.paired_runs} paired runs compared")
+    report.viewer_url = viewer_url
     if output_format == "markdown" and out_console().is_terminal:
         for table in report.tables():
             table.print(out_console())

@@ -35,6 +35,7 @@ class CompareReport:
     outcomes_a: list[Outcome]
     outcomes_b: list[Outcome]
     by: Sequence[str] = ()
+    viewer_url: str | None = None  # where sopbench view serves both sides: each flip links to /compare
 
     def as_dict(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
@@ -71,17 +72,26 @@ class CompareReport:
             )
         tables = [rates]
         overall = self.result.overall
+        link = [] if self.viewer_url is None else ["side by side"]
         for title, flips in (("A passed, B failed", overall.a_only_passed), ("B passed, A failed", overall.b_only_passed)):
             table = TextTable(
                 f"{title}: {len(flips)} runs" + (f" (first {FLIPS_SHOWN} shown)" if len(flips) > FLIPS_SHOWN else ""),
-                ["task", "run", "A's first failing judgement", "B's first failing judgement"],
+                ["task", "run", "A's first failing judgement", "B's first failing judgement", *link],
             )
             for flip in flips[:FLIPS_SHOWN]:
-                table.add_row([flip.task_id, str(flip.run), flip.a_failed or "-", flip.b_failed or "-"])
+                row = [flip.task_id, str(flip.run), flip.a_failed or "-", flip.b_failed or "-"]
+                table.add_row(row + ([self._side_by_side(flip.task_id)] if link else []))
             tables.append(table)
         for side, outcomes, config in (("A", self.outcomes_a, self.a), ("B", self.outcomes_b, self.b)):
             tables += breakdown_tables(outcomes, self.by, f"{side} = {config.label}")
         return tables
+
+    def _side_by_side(self, task_id: str) -> str:
+        from sopbench.view import compare_address, configuration_name
+
+        assert self.viewer_url is not None
+        names = (configuration_name(self.a), configuration_name(self.b))
+        return self.viewer_url.rstrip("/") + compare_address(*names, task_id)
 
     def notes(self) -> list[str]:
         r = self.result

@@ -30,7 +30,7 @@ from ._outcome import Progress, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
-from ._record import record_json
+from ._record import episode_record, record_json
 from ._row import (
     COLUMN_TYPES,
     END_REASONS,
@@ -57,6 +57,7 @@ from ._store import (
     StoreError,
     default_tasks_path,
     open_existing,
+    run_in_progress,
     shown_notes,
     store_files,
 )
@@ -121,6 +122,8 @@ __all__ = [
     "play_row",
     "published_offer",
     "read_run_folder",
+    "run_in_progress",
+    "episode_record",
     "record_json",
     "row_score",
     "run",
