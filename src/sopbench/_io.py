@@ -258,7 +258,7 @@ def check_zip_archive(path: StrPath) -> None:
         if inflated > 1 << 20 and inflated > MAX_INFLATION_RATIO * max(member.compress_size, 1):
             raise LoadError(
                 f"member {member.filename!r} inflates {inflated // max(member.compress_size, 1):,} times "
-                f"(to {size_text(inflated)}; more than {MAX_INFLATION_RATIO} times is taken for a zip bomb)",
+                f"(to {size_text(inflated)}; more than {MAX_INFLATION_RATIO:,} times is taken for a zip bomb)",
                 file=path,
             )
 
