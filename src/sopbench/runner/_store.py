@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+# Everything read back is bounded like any file from outside: anything may have been written into it.
 from sopbench._json import JsonBoundError, decode_document
 from sopbench.agents import Shown
 
@@ -57,12 +58,6 @@ class StoreError(Exception):
 
 def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def stored_json(text: str) -> Any:
-    """A JSON value read back from a store, within the bound on a document (a store is a file:
-    anything may have been written into it); ``ValueError`` when it is not JSON or past the bound."""
-    return decode_document(text)
 
 
 def _digest(text: str) -> str:
@@ -155,8 +150,7 @@ class Store:
     # -- the manifest ---------------------------------------------------------------------------
     @contextlib.contextmanager
     def _reading(self, what: str) -> Iterator[None]:
-        """A damaged file (a corrupted page, a table gone) is a ``StoreError`` naming it, never a
-        raw ``sqlite3`` error."""
+        """A damaged file (a corrupted page, a table gone): a ``StoreError`` naming it."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
@@ -176,14 +170,11 @@ class Store:
         return self._note_object("config")
 
     def _note_object(self, key: str) -> dict[str, Any] | None:
-        text = self.note(key)
-        if text is None:
-            return None
         try:
-            value = stored_json(text)
+            value = None if (text := self.note(key)) is None else decode_document(text)
         except ValueError as exc:
             raise StoreError(f"{self.path}: damaged store: its {key} is not JSON ({exc})") from None
-        if not isinstance(value, dict):
+        if value is not None and not isinstance(value, dict):
             raise StoreError(f"{self.path}: damaged store: its {key} is not a JSON object")
         return value
 
@@ -264,9 +255,9 @@ class Store:
                 if kind == "prompt":
                     prompts[name] = value
                 elif kind == "tools":
-                    tools[name] = stored_json(value)
+                    tools[name] = decode_document(value)
                 elif kind == "episode":
-                    episodes.append(stored_json(value))
+                    episodes.append(decode_document(value))
             except ValueError as exc:
                 raise StoreError(f"{self.path}: damaged store: its note {key} is not JSON ({exc})") from None
         episodes.sort(key=lambda e: (e["task_id"], e["run"]))
@@ -289,7 +280,7 @@ class Store:
                 try:
                     for column in JSON_COLUMNS:
                         if row[column] is not None:
-                            row[column] = stored_json(row[column])
+                            row[column] = decode_document(row[column])
                 except ValueError as exc:  # not JSON, or past the bound (a row written by hand)
                     reason = f"JSON {exc}" if isinstance(exc, JsonBoundError) else "not JSON"
                     message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is {reason})"
