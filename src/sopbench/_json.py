@@ -59,48 +59,44 @@ def check_json_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
         ]
 
 
-def decode_bounded(
-    text: str | bytes, *, depth: int = MAX_VALUE_DEPTH, size: int = MAX_VALUE_BYTES, lenient: bool = True
-) -> Any:
-    """Decode JSON text from outside within a depth and a size bound; ``JsonBoundError`` (a
-    ``ValueError``) when it is deeper or larger, ``ValueError`` when it is not JSON.
+def decode_bounded(text: str | bytes, *, size: int = MAX_VALUE_BYTES, lenient: bool = True) -> Any:
+    """Decode JSON text a model supplies (tool arguments) within ``MAX_VALUE_DEPTH`` levels and
+    ``size``; ``JsonBoundError`` (a ``ValueError``) when it is deeper or larger, ``ValueError``
+    when it is not JSON.
 
     With ``lenient`` (the default), text orjson refuses but Python's ``json`` (the published
     simulator's parser) reads is accepted: ``NaN``, ``Infinity``, lone surrogates; what both refuse
     raises with ``json``'s wording. What is decoded can always be written back by orjson.
     """
-    if len(text) > size:
-        raise JsonBoundError(f"larger than {size_text(size)} ({size_text(len(text))})")
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc):
-            raise JsonBoundError(f"nested deeper than {depth} levels") from None
-        if not lenient:
-            raise
-        value = _decode_leniently(text, depth)
+    value, checked = _decode(text, MAX_VALUE_DEPTH, size, lenient)
     # A short text with fewer brackets than the bound cannot nest past it (a fast no for arguments;
     # counting costs as much as the walk on a file).
-    if len(text) > _COUNTED or _brackets(text) > depth:
-        check_json_depth(value, depth)
+    if not checked and (len(text) > _COUNTED or _brackets(text) > MAX_VALUE_DEPTH):
+        check_json_depth(value, MAX_VALUE_DEPTH)
     return value
 
 
 def decode_document(text: str | bytes, *, size: int = MAX_FILE_BYTES, lenient: bool = False) -> Any:
     """Decode a JSON document from outside (a file, a stored row, a reply body) within
     ``MAX_DOCUMENT_DEPTH`` levels and ``size``; errors as ``decode_bounded``'s."""
+    value, checked = _decode(text, MAX_DOCUMENT_DEPTH, size, lenient)
+    if not checked:
+        _check_writable(value)
+    return value
+
+
+def _decode(text: str | bytes, depth: int, size: int, lenient: bool) -> tuple[Any, bool]:
+    """The decoded value, and whether it was checked already (read by Python's ``json``)."""
     if len(text) > size:
         raise JsonBoundError(f"larger than {size_text(size)} ({size_text(len(text))})")
     try:
-        value = orjson.loads(text)
+        return orjson.loads(text), False
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
-            raise JsonBoundError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+            raise JsonBoundError(f"nested deeper than {depth} levels") from None
         if not lenient:
             raise
-        return _decode_leniently(text, MAX_DOCUMENT_DEPTH)
-    _check_writable(value)
-    return value
+        return _decode_leniently(text, depth), True
 
 
 def _check_writable(value: Any) -> None:
