@@ -59,6 +59,13 @@ def check_json_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
         ]
 
 
+def check_value(value: Any) -> None:
+    """``JsonBoundError`` unless ``value`` (an object a model or a plugin handed over already
+    decoded) is within ``MAX_VALUE_DEPTH`` levels and can be written back by orjson."""
+    check_json_depth(value, MAX_VALUE_DEPTH)
+    _check_writable(value)
+
+
 def decode_bounded(text: str | bytes, *, size: int = MAX_VALUE_BYTES, lenient: bool = True) -> Any:
     """Decode JSON text a model supplies (tool arguments) within ``MAX_VALUE_DEPTH`` levels and
     ``size``; ``JsonBoundError`` (a ``ValueError``) when it is deeper or larger, ``ValueError``
@@ -107,7 +114,7 @@ def _check_writable(value: Any) -> None:
     except TypeError as exc:
         if "Recursion" in str(exc):
             raise JsonBoundError(f"nested deeper than {MAX_DOCUMENT_DEPTH} levels") from None
-        raise JsonBoundError(f"cannot be kept as JSON ({exc})") from None
+        raise JsonBoundError(f"holds a value that cannot be stored ({exc})") from None
 
 
 def decode_toml_bounded(text: str, *, size: int = MAX_VALUE_BYTES) -> dict[str, Any]:

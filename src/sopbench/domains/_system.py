@@ -18,7 +18,7 @@ from typing import Any, Literal, cast
 
 import orjson
 
-from sopbench._json import JsonBoundError, check_json_depth, decode_bounded
+from sopbench._json import JsonBoundError, check_value, decode_bounded
 from sopbench.constraints import And, Chain, Expr, Single
 
 from ._mechanism import Context, Domain, ToolKind
@@ -101,7 +101,7 @@ def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, s
     """Arguments as a dict, from a dict or a JSON string; or the error text an agent should see."""
     if isinstance(arguments, Mapping):
         try:
-            check_json_depth(dict(arguments))
+            check_value(dict(arguments))  # stored with the episode: orjson must write it back
         except JsonBoundError as exc:
             return None, f"Error: arguments of {tool} are not valid JSON (JSON {exc})."
         return dict(arguments), None
