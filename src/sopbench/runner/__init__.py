@@ -12,7 +12,18 @@ transaction; running the same configuration again skips finished episodes and re
 
 from sopbench.domains import TOOL_LISTS
 
-from ._baselines import BASELINE_AGENTS, baseline_scores
+from ._baselines import (
+    BASELINE_AGENTS,
+    Baselines,
+    TaskSetMissing,
+    baseline_rows,
+    baseline_scores,
+    play_baselines,
+    run_folder_tasks,
+    source_baselines,
+    source_tasks,
+    stored_verdict_name,
+)
 from ._config import (
     IDENTITY_FIELDS,
     MAX_RUNS,
@@ -75,6 +86,14 @@ __all__ = [
     "EpisodeRow",
     "Status",
     "BASELINE_AGENTS",
+    "Baselines",
+    "TaskSetMissing",
+    "baseline_rows",
+    "play_baselines",
+    "run_folder_tasks",
+    "source_baselines",
+    "source_tasks",
+    "stored_verdict_name",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
     "MAX_RUNS",
