@@ -253,3 +253,37 @@ def test_odd_argument_values_match_as_they_compare(recorded, asked):
         decision = guard.session(history).check(refund)
         assert decision == guard.check(refund, history)
         assert decision.allowed == (True in outcomes and recorded == asked)
+
+
+def test_bad_calls_and_histories_are_named_and_nothing_is_recorded():
+    guard = Guard.from_rules([Rule("refund", Single.of("check_user", {"user": "user"}), ("user",))])
+    session = guard.session([ToolCall("check_user", {"user": "bob"}, True)])
+    cases = [
+        (lambda: session.check(None), "GuardSession.check: the call must be a ToolCall, got NoneType"),
+        (
+            lambda: session.record({"name": "refund"}),
+            "GuardSession.record: the call must be a ToolCall, got dict (build",
+        ),
+        (
+            lambda: session.record(ToolCall("refund", None)),
+            "GuardSession.record: the call: the arguments must be a mapping",
+        ),
+        (lambda: guard.session(None), "guard.session: history must be a list of ToolCall, got NoneType"),
+        (
+            lambda: guard.session([ToolCall("a"), "b"]),
+            "guard.session: history[1] must be a ToolCall, got str",
+        ),
+        (
+            lambda: guard.wrap(len, None)("x"),
+            "guard.wrap: history must be a list of ToolCall or a GuardSession",
+        ),
+        (
+            lambda: guard.wrap(len, [None], name="hello")("x"),
+            "GuardSession.sync: history[0] must be a ToolCall",
+        ),
+    ]
+    for attempt, wording in cases:
+        with pytest.raises(TypeError) as raised:
+            attempt()
+        assert str(raised.value).startswith(wording)
+    assert len(session) == 1 and session.check(ToolCall("refund", {"user": "bob"})).allowed

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sopbench._json import JsonBoundError, check_json_depth
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
 from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_review
 
@@ -48,6 +49,27 @@ class Refused(PermissionError):
     def __init__(self, decision: Decision) -> None:
         super().__init__(decision.explanation)
         self.decision = decision
+
+
+def checked_call(call: object, where: str, caller: str = "Guard.check") -> ToolCall:
+    """``call`` when it is a ``ToolCall`` with a text name and object arguments within the bound on
+    JSON from a model; otherwise ``TypeError`` saying, for ``caller``, what ``where`` holds instead."""
+    if not isinstance(call, ToolCall):
+        hint = (
+            " (build one: ToolCall(name, arguments, output, succeeded))" if isinstance(call, Mapping) else ""
+        )
+        raise TypeError(f"{caller}: {where} must be a ToolCall, got {type(call).__name__}{hint}")
+    if not isinstance(call.name, str):
+        raise TypeError(f"{caller}: {where}: the name must be text, got {type(call.name).__name__}")
+    if not isinstance(call.arguments, Mapping):
+        raise TypeError(
+            f"{caller}: {where}: the arguments must be a mapping, got {type(call.arguments).__name__}"
+        )
+    try:
+        check_json_depth(dict(call.arguments))
+    except JsonBoundError as exc:
+        raise TypeError(f"{caller}: {where}: the arguments are {exc}") from None
+    return call
 
 
 def observed_truth(output: object) -> bool | None:

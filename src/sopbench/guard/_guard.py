@@ -19,7 +19,7 @@ from sopbench.constraints import Expr, Rule, Sop, singles
 from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
-from ._decision import Decision, decide, observed_truth
+from ._decision import Decision, checked_call, decide, observed_truth
 from ._session import GuardSession
 from ._wrap import History, guard_tool
 
@@ -85,6 +85,10 @@ class Guard:
     def following(self, history: Sequence[ToolCall]) -> GuardSession:
         """The session that follows the list ``history`` (one per list, shared by every tool wrapped
         with it), brought up to date with it."""
+        if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+            raise TypeError(
+                f"guard.wrap: history must be a list of ToolCall or a GuardSession, got {type(history).__name__}"
+            )
         key = id(history)
         session = self._followed.get(key)
         if session is None:
@@ -114,8 +118,13 @@ class Guard:
     def check(self, call: ToolCall, history: Sequence[ToolCall] = ()) -> Decision:
         """Whether ``call`` may run after ``history`` (the calls made so far, with their outputs and
         whether they succeeded; a failed call verifies nothing). It reads the whole history each
-        time; a ``session()`` gives the same answers at a cost that does not grow with it."""
+        time; a ``session()`` gives the same answers at a cost that does not grow with it.
+        ``TypeError`` naming the culprit when ``call`` or an entry of ``history`` is not a
+        ``ToolCall`` (a dict, None, ...)."""
+        checked_call(call, "the call")
+        if history is None or isinstance(history, str | bytes | Mapping):
+            raise TypeError(f"Guard.check: history must be a list of ToolCall, got {type(history).__name__}")
         calls: list[ToolCall] = []
-        for done in history:
-            calls.extend(self.expand(done))
+        for i, done in enumerate(history):
+            calls.extend(self.expand(checked_call(done, f"history[{i}]")))
         return decide(self.sop, self.goal, call, self.attempted(call), CallScan(calls, answer=observed_truth))

@@ -8,14 +8,14 @@ identical to ``Guard.check`` over the same history.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from sopbench.constraints import Sop
 from sopbench.domains import succeeded
 from sopbench.evaluation import CallIndex, ToolCall
 
-from ._decision import Decision, decide, observed_truth
+from ._decision import Decision, checked_call, decide, observed_truth
 
 
 class Judge(Protocol):
@@ -51,8 +51,11 @@ class GuardSession:
         self.guard = guard
         self._history: list[ToolCall] = []
         self._calls = self._new_index()
-        for call in history:
-            self.record(call)
+        if history is None or isinstance(history, str | bytes | Mapping):
+            raise TypeError(
+                f"guard.session: history must be a list of ToolCall, got {type(history).__name__}"
+            )
+        self._follow(list(history), 0, "guard.session")
 
     def _new_index(self) -> CallIndex:
         calls = CallIndex(answer=observed_truth)
@@ -70,14 +73,20 @@ class GuardSession:
 
     def check(self, call: ToolCall) -> Decision:
         """Whether ``call`` may run now: ``guard.check(call, session.history)``, without reading the
-        history again."""
+        history again. ``TypeError`` naming what is wrong when ``call`` is not a ``ToolCall``."""
+        checked_call(call, "the call", "GuardSession.check")
         return decide(self.guard.sop, self.guard.goal, call, self.guard.attempted(call), self._calls)
 
     def record(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:
         """Add a call that has run. Given its ``result``, ``call`` is recorded with it as output and
         as succeeded unless the result says it failed (``False``, ``None``, or a pair whose first
         element is false); without one, ``call`` is recorded as it is (its output and ``succeeded``:
-        ``ToolCall(name, arguments, None, False)`` for a call that raised). Returns what was recorded."""
+        ``ToolCall(name, arguments, None, False)`` for a call that raised). Returns what was recorded.
+        ``TypeError`` naming what is wrong when ``call`` is not a ``ToolCall``: nothing is recorded."""
+        checked_call(call, "the call", "GuardSession.record")
+        return self._add(call, result)
+
+    def _add(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:
         if result is not _NO_RESULT:
             call = ToolCall(call.name, call.arguments, result, succeeded(result), call.step)
         self._history.append(call)
@@ -100,10 +109,12 @@ class GuardSession:
             except Exception:  # noqa: BLE001 - an edited entry whose output cannot be compared
                 same = False
             if same:
-                for call in history[known:]:
-                    self.record(call)
+                self._follow(history, known, "GuardSession.sync")
                 return
         self._history = []
         self._calls = self._new_index()
-        for call in history:
-            self.record(call)
+        self._follow(history, 0, "GuardSession.sync")
+
+    def _follow(self, history: Sequence[ToolCall], start: int, caller: str) -> None:
+        for i in range(start, len(history)):
+            self._add(checked_call(history[i], f"history[{i}]", caller))
