@@ -263,9 +263,12 @@ class _PrefixVerifier:
         found_at = self.calls.first_success(single.name, args, after, self.step)
         if found_at is not None:
             return found_at
-        failed = self.calls.last_call(single.name, args, after, self.step)
-        step = None if failed is None else step_label(self.calls, failed)
-        self._fail(functools.partial(_not_called, single, bindings, step), single, depth)
+        if self.problem is None:  # which failed call to name is looked up only for the text
+            self._fail(
+                functools.partial(_not_called, single, bindings, self.calls, args, after, self.step),
+                single,
+                depth,
+            )
         return None
 
 
@@ -283,10 +286,18 @@ def _never_verified(
     return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
 
 
-def _not_called(single: Single, bindings: Mapping[str, Any], failed_step: int | None) -> str:
+def _not_called(
+    single: Single,
+    bindings: Mapping[str, Any],
+    calls: CallLookup,
+    args: Mapping[str, Any],
+    after: int,
+    before: int,
+) -> str:
     shown = format_single(single.positive, bindings)
-    if failed_step is not None:
-        return f'"{shown}" was called at step {failed_step} but did not succeed, so it verifies nothing'
+    failed = calls.last_call(single.name, args, after, before)
+    if failed is not None:
+        return f'"{shown}" was called at step {step_label(calls, failed)} but did not succeed, so it verifies nothing'
     return f'"{shown}" was never called successfully before it'
 
 
