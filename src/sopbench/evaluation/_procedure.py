@@ -81,8 +81,8 @@ def next_call_review(
     found = _procedure_check(checker, sop, call)
 
     def alone(part: Expr) -> bool:
-        if isinstance(part, Single) and part in checker.alone:
-            return checker.alone[part] is not None
+        if id(part) in checker.alone:
+            return checker.alone[id(part)] is not None
         return checker.earliest(part, call.arguments, 0, in_process=False) is not None
 
     return (None if found is None else found[0]), alone
@@ -129,7 +129,8 @@ class _PrefixVerifier:
         # What each single asked with the call's own ``arguments`` from the start (outside a
         # process) answered: the same question as that single's rule alone.
         self.arguments = arguments
-        self.alone: dict[Single, int | None] = {}
+        # Keyed by identity: the parts asked about are the rule's own objects, alive all along.
+        self.alone: dict[int, int | None] = {}
         self.problem: Text | None = None
         # The expression the first problem is about, and its depth (kept with ``problem``, saved and
         # restored with it).
@@ -236,7 +237,7 @@ class _PrefixVerifier:
         # shares its name (a tool-named constraint is verified by calling that very tool).
         found = self._single_once(single, bindings, after, in_process, depth)
         if after == 0 and not in_process and bindings is self.arguments:
-            self.alone[single] = found
+            self.alone[id(single)] = found
         return found
 
     def _single_once(

@@ -123,11 +123,7 @@ def decide(sop: Sop, goal: str | None, call: ToolCall, attempted: ToolCall, call
 
 def _unmet(sop: Sop, expr: Expr, attempted: ToolCall, alone: Callable[[Expr], bool]) -> Iterable[Unmet]:
     """Each distinct constraint of the rule that, on its own, is not verified before the call."""
-    seen: set[Single] = set()
-    for single in singles(expr):
-        if single in seen:
-            continue
-        seen.add(single)
+    for single in dict.fromkeys(singles(expr)):
         if alone(single):
             continue
         helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, sop.verifiers)
