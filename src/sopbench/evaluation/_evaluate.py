@@ -1,16 +1,7 @@
-"""Three-way joint acceptance of a trace: database, permission, procedure.
+"""Three-way joint acceptance of a trace: database, permission, procedure (``_procedure``, where
+its semantics are written down).
 
 Steps are numbered from 1 in explanations (the first tool call is step 1).
-
-Procedure semantics, for every call of an action that has a rule:
-- only the helper calls *before* it count, and only those that succeeded;
-- a helper identity includes its bound parameters (``check_user(alice)`` does not verify ``bob``);
-- a constraint with a verification process is verified when the process is (an Or inside a process
-  is a choice of ways to verify); a constraint with a ``None`` process needs no helper; any other
-  single names a helper that must have been called;
-- And: every child verified; Chain: children verified in order; Or/Gate in a constraint: one
-  *true* branch verified (when no branch is true, every branch must have been checked);
-- calls of read-only actions other than the goal never fail the trace: their unmet rules are notes.
 """
 
 from __future__ import annotations
