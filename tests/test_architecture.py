@@ -128,7 +128,9 @@ FORBIDDEN = {
     "siblings: generation imports replay": [("generation/_scratch.py", "import sopbench.replay\n")],
     "core: constraints imports domains": [("constraints/_scratch.py", "import sopbench.domains\n")],
     "core: evaluation imports the file helpers": [("evaluation/_scratch.py", "from sopbench import _io\n")],
-    "guard: a session imports the guard back": [("guard/_session.py", "\nfrom sopbench.guard import _guard\n")],
+    "guard: a session imports the guard back": [
+        ("guard/_session.py", "\nfrom sopbench.guard import _guard\n")
+    ],
     "guard: a wrapper imports the guard back": [("guard/_wrap.py", "\nfrom . import _guard\n")],
     "domains: bank imports hotel": [("domains/bank/_scratch.py", "import sopbench.domains.hotel\n")],
     "domains: hotel imports a part of bank, relatively": [
