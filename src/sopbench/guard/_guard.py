@@ -11,6 +11,7 @@ conversation grows.
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -46,6 +47,7 @@ class Guard:
         self.goal = goal
         self._expand = expand
         self._followed: OrderedDict[int, GuardSession] = OrderedDict()
+        self._following = threading.Lock()
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], verifiers: Mapping[str, Expr | None] | None = None) -> Guard:
@@ -90,13 +92,14 @@ class Guard:
                 f"guard.wrap: history must be a list of ToolCall or a GuardSession, got {type(history).__name__}"
             )
         key = id(history)
-        session = self._followed.get(key)
-        if session is None:
-            session = self._followed[key] = GuardSession(self)
-            while len(self._followed) > FOLLOWED_HISTORIES:
-                self._followed.popitem(last=False)
-        else:
-            self._followed.move_to_end(key)
+        with self._following:  # guards are shared between threads (one list each)
+            session = self._followed.get(key)
+            if session is None:
+                session = self._followed[key] = GuardSession(self)
+                while len(self._followed) > FOLLOWED_HISTORIES:
+                    self._followed.popitem(last=False)
+            else:
+                self._followed.move_to_end(key)
         session.sync(history)
         return session
 
