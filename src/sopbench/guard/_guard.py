@@ -26,8 +26,8 @@ from ._wrap import History, guard_tool
 
 Expand = Callable[[ToolCall], list[ToolCall]]
 
-# Lists of calls followed for ``wrap`` and ``execute_tool_calls`` (by identity; a stale entry is
-# noticed by ``GuardSession.sync`` and rebuilt), the least recently used dropped beyond this many.
+# Lists of calls followed for ``wrap`` and ``execute_tool_calls`` (by identity), the least recently
+# used dropped beyond this many.
 FOLLOWED_HISTORIES = 64
 
 
@@ -46,7 +46,7 @@ class Guard:
         self.sop = sop
         self.goal = goal
         self._expand = expand
-        self._followed: OrderedDict[int, GuardSession] = OrderedDict()
+        self._followed: OrderedDict[int, tuple[Sequence[ToolCall], GuardSession]] = OrderedDict()
         self._following = threading.Lock()
 
     @classmethod
@@ -93,13 +93,15 @@ class Guard:
             )
         key = id(history)
         with self._following:  # guards are shared between threads (one list each)
-            session = self._followed.get(key)
-            if session is None:
-                session = self._followed[key] = GuardSession(self)
+            followed = self._followed.get(key)
+            if followed is None:
+                # The list is kept with its session, so that its id is not another list's meanwhile.
+                followed = self._followed[key] = history, GuardSession(self)
                 while len(self._followed) > FOLLOWED_HISTORIES:
                     self._followed.popitem(last=False)
             else:
                 self._followed.move_to_end(key)
+        session = followed[1]
         session.sync(history)
         return session
 
