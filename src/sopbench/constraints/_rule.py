@@ -58,17 +58,15 @@ class Rule:
         verification processes and links); a single without an entry is itself a helper. Every
         alternative of an Or is listed; duplicates are removed, first occurrence kept.
         """
-        found: list[HelperCall] = []  # a list: an argument value may be unhashable (a list from a model)
-        _collect_helpers(self.expr, bindings, verifiers or {}, found)
-        return found
+        return helper_calls(self.expr, bindings, verifiers or {})
 
 
-def _collect_helpers(
-    expr: Expr | None,
-    bindings: Mapping[str, Any],
-    verifiers: Mapping[str, Expr | None],
-    found: list[HelperCall],
-) -> None:
+def helper_calls(
+    expr: Expr | None, bindings: Mapping[str, Any], verifiers: Mapping[str, Expr | None]
+) -> list[HelperCall]:
+    """``Rule.required_helpers`` of a rule ``expr``: the helper identities whose calls verify it."""
+    found: list[HelperCall] = []  # a list: an argument value may be unhashable (a list from a model)
+
     def add(helper: HelperCall) -> None:
         if helper not in found:
             found.append(helper)
@@ -84,6 +82,7 @@ def _collect_helpers(
         args = single.bind(bindings)
         for helper in singles(process):
             add(HelperCall.of(helper.name, helper.bind(args)))
+    return found
 
 
 @dataclass(frozen=True)
@@ -122,6 +121,12 @@ class Sop:
 
     def rule(self, action: str) -> Rule | None:
         return self.rules.get(action)
+
+    def suggested_helpers(self, expr: Expr | None, bindings: Mapping[str, Any]) -> list[HelperCall]:
+        """The helper calls to suggest for verifying ``expr`` with ``bindings``: those an agent is
+        offered (all of them when none is)."""
+        helpers = helper_calls(expr, bindings, self.verifiers)
+        return [h for h in helpers if h.name not in self.unoffered] or helpers
 
     def verifier(self, single: Single) -> Expr | None:
         """The helper expression verifying ``single``, in the caller's variable names."""

@@ -213,11 +213,7 @@ class _PrefixVerifier:
         return max(known) if len(known) == len(each) else None
 
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
-        from sopbench.constraints import Rule
-
-        helpers = Rule("_", expr).required_helpers(bindings, self.sop.verifiers)
-        offered = [h for h in helpers if h.name not in self.sop.unoffered] or helpers
-        return " and ".join(str(h) for h in offered) or "nothing"
+        return " and ".join(str(h) for h in self.sop.suggested_helpers(expr, bindings)) or "nothing"
 
     def _quiet(
         self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
@@ -281,7 +277,7 @@ def _never_verified(
     sop: Sop,
     inner: Text | None,
 ) -> str:
-    helpers = " or ".join(str(h) for h in _helpers_of(process, args, sop))
+    helpers = " or ".join(str(h) for h in sop.suggested_helpers(process, args))
     why = _text(inner)
     detail = f" ({why})" if why and "did not succeed" in why else ""
     return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
@@ -313,13 +309,6 @@ def _unverified(expr: Expr, depth: int) -> UnverifiedConstraint:
     if isinstance(expr, Single):
         return UnverifiedConstraint("negation" if expr.negated else "Single", depth)
     return UnverifiedConstraint(type(expr).__name__, depth)
-
-
-def _helpers_of(process: Expr, args: Mapping[str, Any], sop: Sop) -> list[Any]:
-    from sopbench.constraints import Rule
-
-    helpers = Rule("_", process).required_helpers(args, sop.verifiers)
-    return [h for h in helpers if h.name not in sop.unoffered] or helpers
 
 
 def _describe(expr: Expr, bindings: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench._json import JsonBoundError, check_json_depth
-from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
+from sopbench.constraints import Expr, HelperCall, Single, Sop, format_single, singles
 from sopbench.evaluation import CallLookup, CallScan, ToolCall, next_call_review
 
 
@@ -126,6 +126,5 @@ def _unmet(sop: Sop, expr: Expr, attempted: ToolCall, alone: Callable[[Expr], bo
     for single in dict.fromkeys(singles(expr)):
         if alone(single):
             continue
-        helpers = Rule(attempted.name, single).required_helpers(attempted.arguments, sop.verifiers)
-        offered = [h for h in helpers if h.name not in sop.unoffered] or helpers
-        yield Unmet(format_single(single, attempted.arguments), tuple(offered))
+        helpers = sop.suggested_helpers(single, attempted.arguments)
+        yield Unmet(format_single(single, attempted.arguments), tuple(helpers))
