@@ -65,9 +65,10 @@ def test_the_numbers_are_the_librarys(sources, embedded):
     for row, lb_row in zip(embedded.rows, library.rows, strict=True):
         overall = lb_row.overall
         if overall.cases:
-            assert row.overall.text.startswith(f"{100 * overall.passed / overall.cases:.1f} ")
-            assert row.overall.text.endswith(f"({overall.cases})")
-            assert f">{row.overall.text}<" in embedded.html
+            assert row.overall.text == f"{100 * overall.passed / overall.cases:.1f}"
+            low, high = overall.ci95
+            assert row.interval == f"[{100 * low:.1f}–{100 * high:.1f}]" and row.cases == overall.cases
+            assert f">{row.overall.text}<" in embedded.html and f">{row.interval}<" in embedded.html
     for a, b, result in embedded.comparisons:
         assert result.overall.paired_runs > 0 and a.number < b.number
 

@@ -65,7 +65,7 @@ class CompareReport:
                     else f"{100 * difference:+.2f} {interval_text(rates_of.difference_ci95)}",
                     str(data["a_only_passed_count"]),
                     str(data["b_only_passed_count"]),
-                    _p_text(data["mcnemar_p"]),
+                    p_text(data["mcnemar_p"]),
                 ],
                 bold=name == "all",
             )
@@ -96,7 +96,7 @@ class CompareReport:
         return lines
 
 
-def _p_text(p: float) -> str:
+def p_text(p: float) -> str:
     # Below the smallest float the exact p-value underflows to 0: say so rather than print 0.
     return "<1e-300" if p == 0 else f"{p:.4g}"
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sopbench.runner import baseline_scores
+from sopbench.runner import baseline_scores, task_ids
 from sopbench.scoring import (
     Comparison,
     LeaderboardRow,
@@ -125,13 +125,20 @@ def build_leaderboard(
         scores += baseline_scores(
             [t for t in tasks if t.domain in covered], "no-verify", stored_protocol_name(protocol)
         )
-    baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
+    tasks = list(tasks)
+    # Named as a run names its tasks, so that the report can pair an agent's runs with this row's.
+    baseline = [
+        replace(score, task_id=task_id)
+        for score, task_id in zip(
+            refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal), task_ids(tasks), strict=True
+        )
+    ]
     rows = leaderboard(scores, baseline=baseline, min_cases=min_cases, first_run_only=False)
     outcomes: dict[int, list[Outcome]] = {}
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
         row_of = {name: id(row) for row in rows for names in row.files.values() for name in names}
-        for score in scores:
+        for score in [*scores, *baseline]:  # the refuse-all row's too: the report pairs agents with it
             if score.source in row_of:
                 outcomes.setdefault(row_of[score.source], []).append(score.outcome())
     if on_problem is not None:
