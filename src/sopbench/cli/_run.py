@@ -165,6 +165,10 @@ ConstraintFormat = Annotated[
 DefaultSop = Annotated[
     str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
 ]
+Wide = Annotated[
+    bool,
+    typer.Option("--wide", help="Tables with every count and interval (wider than 100 columns)."),
+]
 PluginOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -223,6 +227,7 @@ def run(
     default_sop: DefaultSop = "full",
     plugin: PluginOption = None,
     as_json: AsJson = False,
+    wide: Wide = False,
 ) -> None:
     """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
 
@@ -270,7 +275,7 @@ def run(
     report = _play(job, config, show_progress=not people)  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
-    _show_run(job, report, agent, as_json)
+    _show_run(job, report, model or agent, as_json, wide=wide)
 
 
 def _check_published_domains(domain: str) -> None:
@@ -325,8 +330,9 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
         raise UserError(str(exc)) from None
 
 
-def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
-    """The summary (one JSON document, or the task set and the tables), then what went wrong."""
+def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: bool = False) -> None:
+    """The summary (one JSON document, or the task set and the tables), then what went wrong.
+    ``agent``: what the tables call the agent's row (its model when one was named)."""
     from sopbench.report import run_tables
 
     job.finish(f"{report.completed} of {report.episodes} episodes stored in {report.output}")
@@ -337,9 +343,8 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
     else:
         if report.task_set is not None:
             out_console().print(report.task_set.describe(), markup=False)
-        for table in run_tables(report, agent):
+        for table in run_tables(report, agent, wide=wide):
             table.print(out_console())
-        out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
     for end, count in report.no_reply.items():

@@ -24,20 +24,24 @@ class RunResult(Protocol):
     usage: UsageSummary | None
 
 
-def run_tables(report: RunResult, agent: str) -> list[TextTable]:
-    """The per-domain table of the agent's scored episodes, then the agent next to the baselines."""
+def run_tables(report: RunResult, agent: str, *, wide: bool = False) -> list[TextTable]:
+    """The per-domain table of the agent's scored episodes, then the agent (``agent``: its model,
+    or the agent's name) next to the baselines. Narrow (100 columns) unless ``wide``; each table's
+    caption, printed under it, says what its cells are."""
     title = (
         f"{agent}: {report.completed} of {report.episodes} episodes scored (sound protocol), "
         f"{report.ran} run now, {report.skipped} already stored"
     )
-    tables = [summary_table(report.summary, title)]
+    tables = [summary_table(report.summary, title, wide=wide)]
     if report.baselines:
+        columns = ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"]
         side = TextTable(
             "next to the two trivial baselines on the same tasks (first run)",
-            ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"],
+            columns if wide else ["agent", "episodes", "pass %", "succeed %", "refuse %", "balanced"],
+            caption="" if wide else "succeed / refuse: pass % on the tasks that must succeed / be refused",
         )
         for name, summary in [(agent, report.summary), *report.baselines.items()]:
-            side.add_row([name, *rate_cells(summary.overall)])
+            side.add_row([name, *rate_cells(summary.overall, wide=wide)])
         tables.append(side)
     if report.usage is not None:
         tables.append(usage_table(report.usage, agent))
