@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from typer.testing import CliRunner
@@ -90,8 +91,15 @@ def test_compare_two_run_folders_pairs_runs_and_names_the_unpaired(runs):
     assert document["unpaired"]["a"]["count"] == 14 and document["unpaired"]["b"]["count"] == 0
     university = document["domains"]["university"]
     assert university["a_only_passed_count"] == 2 and len(university["a_only_passed"]) == 2
+    # Each flip opens side by side in the viewer: /compare?a=<config>&b=<config>&task=<id>.
+    for flip in (*document["a_only_passed"], *university["a_only_passed"]):
+        query = parse_qs(urlparse(flip["side_by_side"]).query)
+        assert flip["side_by_side"].startswith("http://127.0.0.1:8765/compare?")
+        assert query == {"a": ["reference · tools full"], "b": ["no-verify · tools full"], "task": [flip["task_id"]]}
     table = invoke("compare", runs["reference"], runs["no-verify"], "--by", "judgement")
     assert "runs of A have no partner" in table.stdout and "failed runs by judgement" in table.stdout
+    flips = table.stdout[table.stdout.index("A passed, B failed") :]
+    assert "side by side in sopbench view: http://127.0.0.1:8765/compare?a=reference" in flips
     csv = invoke("compare", runs["reference"], runs["no-verify"], "--format", "csv")
     assert csv.stdout.splitlines()[0].startswith("domain,paired_tasks,a_pass_rate")
 

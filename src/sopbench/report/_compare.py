@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from sopbench.scoring import Protocol, RunScore, ScoringReport, file_configuration, score_paths
 from sopbench.statistics import Configuration, Outcome, PairedComparison, breakdown, compare_outcomes
@@ -20,6 +21,13 @@ from ._table import TextTable, interval_text, percent
 
 COMPARE_FORMATS = ("markdown", "csv", "json")
 FLIPS_SHOWN = 20
+DEFAULT_VIEWER_URL = "http://127.0.0.1:8765/"  # where ``sopbench view`` listens by default
+
+
+def side_by_side_url(viewer_url: str, a: str, b: str, task: str) -> str:
+    """The viewer's page of one task's episodes under configurations ``a`` and ``b`` (the viewer's
+    names of them), next to each other: ``<viewer>/compare?a=<config>&b=<config>&task=<id>``."""
+    return f"{viewer_url.rstrip('/')}/compare?{urlencode({'a': a, 'b': b, 'task': task})}"
 
 
 class CompareError(ValueError):
@@ -35,10 +43,20 @@ class CompareReport:
     outcomes_a: list[Outcome]
     outcomes_b: list[Outcome]
     by: Sequence[str] = ()
+    viewer_url: str = DEFAULT_VIEWER_URL  # where the flips open side by side (sopbench view on both sides)
+
+    def side_by_side(self, task: str) -> str:
+        from sopbench.view import configuration_name
+
+        return side_by_side_url(self.viewer_url, configuration_name(self.a), configuration_name(self.b), task)
 
     def as_dict(self) -> dict[str, Any]:
         out = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
         out.update(self.result.as_dict())
+        for rates in (out, *out.get("domains", {}).values()):
+            for key in ("a_only_passed", "b_only_passed"):
+                for flip in rates.get(key, []):
+                    flip["side_by_side"] = self.side_by_side(flip["task_id"])
         out["breakdowns"] = {
             side: {by: breakdown(outcomes, by) for by in ("goal", "judgement", "constraint")}
             for side, outcomes in (("a", self.outcomes_a), ("b", self.outcomes_b))
@@ -75,6 +93,7 @@ class CompareReport:
             table = TextTable(
                 f"{title}: {len(flips)} runs" + (f" (first {FLIPS_SHOWN} shown)" if len(flips) > FLIPS_SHOWN else ""),
                 ["task", "run", "A's first failing judgement", "B's first failing judgement"],
+                caption=f"side by side in sopbench view: {self.side_by_side('')}<task>" if flips else "",
             )
             for flip in flips[:FLIPS_SHOWN]:
                 table.add_row([flip.task_id, str(flip.run), flip.a_failed or "-", flip.b_failed or "-"])

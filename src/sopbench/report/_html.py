@@ -27,7 +27,7 @@ from sopbench.scoring import Protocol
 from sopbench.statistics import JUDGEMENT_NAMES, PairedComparison, summarize_usage
 from sopbench.tasks import Task
 
-from ._compare import p_text
+from ._compare import DEFAULT_VIEWER_URL, p_text
 from ._html_figures import figures_of
 from ._html_numbers import Links
 from ._html_page import (
@@ -55,7 +55,6 @@ from ._site import SitePage
 
 __all__ = ["DEFAULT_VIEWER_URL", "EMBED_WARN_AT", "HtmlReport", "build_html_report"]
 
-DEFAULT_VIEWER_URL = "http://127.0.0.1:8765/"  # where ``sopbench view`` listens by default
 
 EMBED_WARN_AT = 300  # embedded episodes above which the verb warns and suggests --site
 EMBEDDED_EPISODE_BYTES = 9_000  # about what one embedded episode adds to the file (published runs)

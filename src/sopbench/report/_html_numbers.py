@@ -38,7 +38,9 @@ class Links:
 
     def compare_href(self, a: str, b: str, task: str) -> str:
         """The viewer's side-by-side page of one task under configurations ``a`` and ``b``."""
-        return f"{self.viewer_url}compare?{urlencode({'a': a, 'b': b, 'task': task})}"
+        from ._compare import side_by_side_url
+
+        return side_by_side_url(self.viewer_url, a, b, task)
 
     def href(self, filters: Mapping[str, str], outcomes: Sequence[Outcome], title: str) -> str | None:
         key = tuple(sorted(filters.items()))
