@@ -2,8 +2,8 @@
 opening from file:// with no console error and no request, its per-goal table sortable.
 
 Episodes come from the viewer's test helpers (generated bank tasks played by two built-in agents,
-and a trajectory file whose messages carry markup). ``SOPBENCH_SCREENSHOT_DIR=DIR`` also writes
-the README's image there (docs/report.png).
+and a trajectory file whose messages carry markup). The README's image, docs/report.png, is made by
+test_html_layout.py on the published runs.
 """
 
 from __future__ import annotations
@@ -124,9 +124,6 @@ def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
         assert driver.execute_script("return window.__injected === undefined")
         overall = driver.find_elements(By.CSS_SELECTOR, "#leaderboard-table td.overall")
         assert [c.text for c in overall] == [r.overall.text for r in embedded.rows]
-        wanted = os.environ.get("SOPBENCH_SCREENSHOT_DIR")
-        if wanted:
-            driver.save_screenshot(str(Path(wanted) / "report.png"))
 
         def rates() -> list[float]:
             cells = driver.find_elements(By.CSS_SELECTOR, "#goal-table tbody tr td:nth-child(5)")

@@ -51,9 +51,9 @@ class CompareReport:
         return side_by_side_url(self.viewer_url, configuration_name(self.a), configuration_name(self.b), task)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
+        out: dict[str, Any] = {"protocol": self.protocol, "config_a": self.a.as_dict(), "config_b": self.b.as_dict()}
         out.update(self.result.as_dict())
-        for rates in (out, *out.get("domains", {}).values()):
+        for rates in (out, *out["domains"].values()):
             for key in ("a_only_passed", "b_only_passed"):
                 for flip in rates.get(key, []):
                     flip["side_by_side"] = self.side_by_side(flip["task_id"])

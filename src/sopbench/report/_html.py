@@ -185,7 +185,12 @@ def build_html_report(
     )
     pages = None
     if site and episodes is not None:
-        pages = site_pages(html, episodes, list(links.groups.values()), environment, report.protocol)
+        goals = environment.get_template("site_goals.html").render(
+            goal_rows=goal_rows, protocol=report.protocol, what=what, script=SORT_SCRIPT,
+            policy=policy(linked_styles=True),
+        )
+        index = [SitePage("index.html", html), SitePage("goals.html", goals)]
+        pages = site_pages(index, episodes, list(links.groups.values()), environment, report.protocol)
     return HtmlReport(
         html, report, rows, comparisons, runs, 0 if episodes is None else len(episodes), against_floors, pages
     )

@@ -93,25 +93,29 @@ def page_stylesheet() -> str:
     return stylesheet() + (Path(__file__).with_name("templates") / "report.css").read_text(encoding="utf-8")
 
 
-def policy() -> str:
-    """The Content-Security-Policy: nothing from the network, and only ``SORT_SCRIPT`` may run."""
+def policy(*, linked_styles: bool = False) -> str:
+    """The Content-Security-Policy: nothing from the network, and only ``SORT_SCRIPT`` may run
+    (``linked_styles``: a page of a site, which also takes the site's style sheet)."""
     digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    styles = "'self' 'unsafe-inline'" if linked_styles else "'unsafe-inline'"
     return (
-        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src {styles}; img-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
 
 
 def site_pages(
-    index: str, episodes: list[Episode], groups: Sequence[EpisodeGroup], environment: jinja2.Environment, protocol: str
+    first: list[SitePage], episodes: list[Episode], groups: Sequence[EpisodeGroup], environment: jinja2.Environment,
+    protocol: str,
 ) -> Iterator[SitePage]:
-    """The pages of ``report --site``: the index, the style sheet, a list per linked number, then
-    each episode (drawn when its turn comes, so that a large site is never held in memory)."""
+    """The pages of ``report --site``: ``first`` (the index and the report's other pages), the style
+    sheet, a list per linked number, then each episode (drawn when its turn comes, so that a large
+    site is never held in memory)."""
     from sopbench.view import episode_view
 
     from ._site import SITE_POLICY, SitePage, episode_page_path, href_of
 
-    yield SitePage("index.html", index)
+    yield from first
     yield SitePage("style.css", page_stylesheet())
     paths = {e.id: episode_page_path(e) for e in episodes}
     listing = environment.get_template("site_list.html")
