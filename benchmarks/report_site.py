@@ -47,7 +47,13 @@ def open_times(pages: list[Path]) -> list[float]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser")
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,900"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,900",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     try:
@@ -77,7 +83,9 @@ def main() -> None:
     tasks = ["--tasks-dir", str(args.tasks)] if args.tasks.is_dir() else []
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        base_wall, base_cpu = timed([*cli, "leaderboard", *sources, *tasks, "--output", str(folder / "lb.md")])
+        base_wall, base_cpu = timed(
+            [*cli, "leaderboard", *sources, *tasks, "--output", str(folder / "lb.md")]
+        )
         wall, cpu = timed([*cli, "report", *sources, *tasks, "--site", str(folder / "site")])
         site = folder / "site"
         files = [p for p in site.rglob("*") if p.is_file()]
@@ -99,7 +107,9 @@ def main() -> None:
         step = max(1, len(episodes) // args.pages)
         chosen = episodes[::step][: args.pages]
         lists = sorted((site / "lists").glob("*.html"))[: args.pages]
-        file_wall, file_cpu = timed([*cli, "report", *sources, *tasks, "--output", str(folder / "report.html")])
+        file_wall, file_cpu = timed(
+            [*cli, "report", *sources, *tasks, "--output", str(folder / "report.html")]
+        )
         print(
             f"the report alone (--output): {file_wall:.1f} s wall, {file_cpu:.1f} s CPU "
             f"({file_cpu / base_cpu:.2f}x the leaderboard's CPU), {(folder / 'report.html').stat().st_size / 1e6:.2f} MB"

@@ -8,10 +8,7 @@ test_html_layout.py on the published runs.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "view"))
+sys.path.insert(0, str(Path(__file__).parent))
+from browser_helpers import needs_browser, report_in_chromium, requested_urls  # noqa: E402
 from viewer_helpers import IMAGE, LINK, SCRIPT, make_viewer_sources  # noqa: E402
 
 from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources  # noqa: E402
@@ -97,29 +96,13 @@ def test_the_verb_writes_one_file(sources, tmp_path):
     assert refused.returncode == 2 and "--protocol x" in refused.stderr
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.mark.skipif(
-    (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
-    reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
-)
+@needs_browser
 def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
-    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
 
-    page = tmp_path / "report.html"
-    page.write_text(embedded.html)
-    driver = start_chromium()
-    try:
-        driver.get(page.as_uri())
+    with report_in_chromium(start_chromium, embedded.html, tmp_path) as driver:
         assert not [line for line in driver.get_log("browser") if line["level"] in ("SEVERE", "WARNING")]
-        urls = [
-            json.loads(e["message"])["message"]["params"]["request"]["url"]
-            for e in driver.get_log("performance")
-            if json.loads(e["message"])["message"]["method"] == "Network.requestWillBeSent"
-        ]
+        urls = requested_urls(driver)
         assert urls and all(u.startswith("file://") or u.startswith("data:") for u in urls), urls
         assert driver.execute_script("return window.__injected === undefined")
         overall = driver.find_elements(By.CSS_SELECTOR, "#leaderboard-table td.overall")
@@ -135,5 +118,3 @@ def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
         header.click()
         assert rates() == sorted(rates(), reverse=True)
         assert not [line for line in driver.get_log("browser") if line["level"] == "SEVERE"]
-    finally:
-        driver.quit()

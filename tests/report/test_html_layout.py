@@ -7,22 +7,20 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+import sys
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from sopbench.report import build_html_report
-from sopbench.scoring import SOUND
-from sopbench.traces import iter_trajectory_files
+sys.path.insert(0, str(Path(__file__).parent))
+from browser_helpers import needs_browser, report_in_chromium  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-needs_browser = pytest.mark.skipif(
-    (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
-    reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
-)
-VIEWER = "http://127.0.0.1:9999/"
+from sopbench.report import build_html_report  # noqa: E402
+from sopbench.scoring import SOUND  # noqa: E402
+from sopbench.traces import iter_trajectory_files  # noqa: E402
+
+VIEWER = "http://127.0.0.1:8765/"  # the default: the README image shows it
 
 # Every pair of SVG texts of one figure whose boxes intersect (by more than half a pixel).
 OVERLAPS = """
@@ -53,14 +51,22 @@ def test_comparisons_pair_one_model_across_one_setting_and_link_side_by_side(uni
         assert a.row.model == b.row.model and a.ranked and b.ranked and a.number < b.number
         assert sum(x != y for x, y in zip(*settings, strict=True)) == 1
         assert result.overall.paired_runs > 0
-    links = re.findall(r'href="(http://127\.0\.0\.1:9999/compare\?[^"]+)"', university.html)
+    links = re.findall(r'href="(http://127\.0\.0\.1:8765/compare\?[^"]+)"', university.html)
     assert links
     configurations = {r.configuration for r in university.rows if r.configuration}
-    flipped = {f.task_id for _, _, r in university.comparisons for f in (*r.overall.a_only_passed, *r.overall.b_only_passed)}
+    flipped = {
+        f.task_id
+        for _, _, r in university.comparisons
+        for f in (*r.overall.a_only_passed, *r.overall.b_only_passed)
+    }
     for link in links:
         query = parse_qs(urlparse(link.replace("&amp;", "&")).query)
         assert set(query) == {"a", "b", "task"}
-        assert query["a"][0] in configurations and query["b"][0] in configurations and query["task"][0] in flipped
+        assert (
+            query["a"][0] in configurations
+            and query["b"][0] in configurations
+            and query["task"][0] in flipped
+        )
     ranked = [r for r in university.rows if r.ranked and not r.baseline]
     assert [row.number for row, _ in university.floors] == [r.number for r in ranked]
     assert all(len(results) == 2 and all(c is not None for c in results) for _, results in university.floors)
@@ -70,14 +76,19 @@ def test_figures_name_each_configuration_in_words_in_its_leaderboard_colour(univ
     html = university.html
     figures = dict(re.findall(r'<figure id="([^"]+)">(.*?)</figure>', html, re.S))
     assert set(figures) >= {"fig-domains", "fig-split", "fig-failures"}
-    texts = {anchor: {t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)} for anchor, svg in figures.items()}
+    texts = {
+        anchor: {t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)}
+        for anchor, svg in figures.items()
+    }
     assert not any(t.startswith("#") for t in texts["fig-domains"] | texts["fig-split"])  # no "#n" to look up
     for row in university.rows:
         swatch = re.search(rf'<tr[^>]*data-row="{row.number}">.*?background: (#[0-9a-f]{{6}})', html, re.S)
         assert swatch is not None
         assert row.name in texts["fig-domains"] and swatch[1] in figures["fig-domains"]
         pooled = row.row.pooled
-        if pooled is not None and pooled.should_succeed[1] and pooled.should_refuse[1]:  # a point on the plane
+        if (
+            pooled is not None and pooled.should_succeed[1] and pooled.should_refuse[1]
+        ):  # a point on the plane
             assert row.name in texts["fig-split"] and swatch[1] in figures["fig-split"]
         if not row.baseline:
             assert row.name in texts["fig-failures"]
@@ -85,22 +96,17 @@ def test_figures_name_each_configuration_in_words_in_its_leaderboard_colour(univ
 
 @needs_browser
 def test_the_first_screen_fits_1400_by_900_and_no_figure_label_overlaps(university, tmp_path, start_chromium):
-    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
 
-    page = tmp_path / "report.html"
-    page.write_text(university.html)
-    driver = start_chromium()
-    try:
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}
-        )
-        driver.get(page.as_uri())
+    with report_in_chromium(start_chromium, university.html, tmp_path, viewport=(1400, 900)) as driver:
         width = driver.execute_script("return document.documentElement.clientWidth")
         assert driver.execute_script("return document.documentElement.scrollWidth") <= width
         headers = driver.find_elements(By.CSS_SELECTOR, "#leaderboard-table thead th")
         shown = [h.text for h in headers if h.is_displayed()]
-        assert shown[:5] == ["#", "configuration", "pass %", "95% interval", "cases"] and "balanced [95%]" in shown
+        assert (
+            shown[:5] == ["#", "configuration", "pass %", "95% interval", "cases"]
+            and "balanced [95%]" in shown
+        )
         assert all(h.rect["x"] + h.rect["width"] <= width for h in headers if h.is_displayed())
         first = driver.find_element(By.CSS_SELECTOR, "#leaderboard-table tbody tr")
         assert first.rect["y"] + first.rect["height"] <= 900
@@ -110,7 +116,9 @@ def test_the_first_screen_fits_1400_by_900_and_no_figure_label_overlaps(universi
         assert driver.execute_script(OVERLAPS) == []
         # The toggle shows the domains, must succeed and must refuse, without a script.
         hidden = [h for h in headers if not h.is_displayed()]
-        assert {"university", "must succeed", "must refuse"} <= {h.get_attribute("textContent") for h in hidden}
+        assert {"university", "must succeed", "must refuse"} <= {
+            h.get_attribute("textContent") for h in hidden
+        }
         driver.find_element(By.CSS_SELECTOR, "label[for=show-detail]").click()
         assert all(h.is_displayed() for h in headers)
         assert not [line for line in driver.get_log("browser") if line["level"] == "SEVERE"]
@@ -118,5 +126,3 @@ def test_the_first_screen_fits_1400_by_900_and_no_figure_label_overlaps(universi
         if wanted:
             driver.find_element(By.CSS_SELECTOR, "label[for=show-detail]").click()
             driver.save_screenshot(os.path.join(wanted, "report.png"))
-    finally:
-        driver.quit()

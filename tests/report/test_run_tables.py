@@ -75,21 +75,62 @@ def test_wide_shows_every_count_and_interval(report):
 
 def test_the_run_verb_names_the_model_not_the_agent(tasks, tmp_path):
     bodies = tmp_path / "bodies.json"
-    bodies.write_text(json.dumps([{
-        "id": "c", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "I cannot help."}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
-    }]))
-    server = subprocess.Popen([sys.executable, str(CHAT_SERVER), "--latency", "0", "--bodies", str(bodies)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    bodies.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": "m",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "I cannot help."},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+                }
+            ]
+        )
+    )
+    server = subprocess.Popen(
+        [sys.executable, str(CHAT_SERVER), "--latency", "0", "--bodies", str(bodies)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         done = subprocess.run(
-            [sys.executable, "-m", "sopbench.cli", "run", "--agent", "openai", "--model", "my-model-7b",
-             "--base-url", url, "--api-key-env", "NO_SUCH_KEY", "--tasks", str(tasks), "--limit", "2",
-             "--max-turns", "4", "--output", str(tmp_path / "run")],
-            capture_output=True, text=True, timeout=300, env={"NO_SUCH_KEY": "x", "PATH": "", **_python_env()},
+            [
+                sys.executable,
+                "-m",
+                "sopbench.cli",
+                "run",
+                "--agent",
+                "openai",
+                "--model",
+                "my-model-7b",
+                "--base-url",
+                url,
+                "--api-key-env",
+                "NO_SUCH_KEY",
+                "--tasks",
+                str(tasks),
+                "--limit",
+                "2",
+                "--max-turns",
+                "4",
+                "--output",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={"NO_SUCH_KEY": "x", "PATH": "", **_python_env()},
         )
     finally:
         assert server.stdin is not None
@@ -97,7 +138,9 @@ def test_the_run_verb_names_the_model_not_the_agent(tasks, tmp_path):
         server.wait(timeout=10)
     assert done.returncode == 0, done.stderr
     assert "| my-model-7b |" in done.stdout and "| openai |" not in done.stdout
-    assert done.stdout.index("failed: runs failed by") < done.stdout.index("next to the two trivial baselines")
+    assert done.stdout.index("failed: runs failed by") < done.stdout.index(
+        "next to the two trivial baselines"
+    )
 
 
 def _python_env() -> dict[str, str]:

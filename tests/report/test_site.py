@@ -5,10 +5,7 @@ outside the folder and what a model wrote shown as text; written whole or not at
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +14,8 @@ from urllib.parse import unquote
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "view"))
+sys.path.insert(0, str(Path(__file__).parent))
+from browser_helpers import needs_browser, requested_urls  # noqa: E402
 from viewer_helpers import IMAGE, LINK, SCRIPT, make_viewer_sources  # noqa: E402
 
 from sopbench.report import (  # noqa: E402
@@ -30,9 +29,6 @@ from sopbench.report import (  # noqa: E402
 )
 from sopbench.scoring import SOUND  # noqa: E402
 from sopbench.traces import iter_trajectory_files  # noqa: E402
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +107,9 @@ def test_embedding_many_episodes_warns_with_a_size(made):
     folders, others = split_sources(made.all)
     files = outside_run_folders(iter_trajectory_files(others), folders)
     told: list[str] = []
-    build_html_report(files, SOUND, run_folders=folders, embed_episodes=True, on_warning=told.append, embed_warn_at=10)
+    build_html_report(
+        files, SOUND, run_folders=folders, embed_episodes=True, on_warning=told.append, embed_warn_at=10
+    )
     assert len(told) == 1 and "49 episodes" in told[0] and "MB" in told[0] and "--site" in told[0]
     told.clear()
     build_html_report(files, SOUND, run_folders=folders, embed_episodes=True, on_warning=told.append)
@@ -120,14 +118,23 @@ def test_embedding_many_episodes_warns_with_a_size(made):
 
 def test_the_verb_writes_a_site_and_asks_for_one_target(made, tmp_path):
     def report(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "sopbench.cli", "report", str(made.reference), *args],
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "sopbench.cli", "report", str(made.reference), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     done = report("--site", str(tmp_path / "site"), "--tasks-dir", str(made.tasks))
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "site" / "index.html").is_file() and len(list((tmp_path / "site").rglob("0.html"))) == 23
-    for args in ((), ("--site", str(tmp_path / "s"), "--output", str(tmp_path / "r.html")),
-                 ("--site", str(tmp_path / "s"), "--embed-episodes")):
+    assert (tmp_path / "site" / "index.html").is_file() and len(
+        list((tmp_path / "site").rglob("0.html"))
+    ) == 23
+    for args in (
+        (),
+        ("--site", str(tmp_path / "s"), "--output", str(tmp_path / "r.html")),
+        ("--site", str(tmp_path / "s"), "--embed-episodes"),
+    ):
         refused = report(*args)
         assert refused.returncode == 2 and not (tmp_path / "s").exists(), refused.stderr
     (tmp_path / "mine").mkdir()
@@ -137,10 +144,7 @@ def test_the_verb_writes_a_site_and_asks_for_one_target(made, tmp_path):
     assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
 
-@pytest.mark.skipif(
-    (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
-    reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
-)
+@needs_browser
 def test_in_a_browser_from_file_the_index_leads_to_an_episode(site, start_chromium):
     pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
@@ -164,18 +168,17 @@ def test_in_a_browser_from_file_the_index_leads_to_an_episode(site, start_chromi
         driver.find_element(By.CSS_SELECTOR, "#goals a[href='goals.html']").click()
         first = driver.find_element(By.CSS_SELECTOR, "#goal-table th:nth-child(5)")
         first.click()
-        rates = [float(c.get_attribute("data-v")) for c in driver.find_elements(By.CSS_SELECTOR, "#goal-table tbody td:nth-child(5)")]
+        rates = [
+            float(c.get_attribute("data-v"))
+            for c in driver.find_elements(By.CSS_SELECTOR, "#goal-table tbody td:nth-child(5)")
+        ]
         assert len(rates) > 1 and rates == sorted(rates)
         injected = next(p for p in site.rglob("*.html") if "&lt;script&gt;window.__injected" in p.read_text())
         driver.get(injected.as_uri())
         assert "<script>window.__injected = 1;" in driver.find_element(By.TAG_NAME, "main").text
         assert driver.execute_script("return window.__injected === undefined")
         assert not [line for line in driver.get_log("browser") if line["level"] in ("SEVERE", "WARNING")]
-        urls = [
-            json.loads(e["message"])["message"]["params"]["request"]["url"]
-            for e in driver.get_log("performance")
-            if json.loads(e["message"])["message"]["method"] == "Network.requestWillBeSent"
-        ]
+        urls = requested_urls(driver)
         assert urls and all(u.startswith(site.as_uri()) or u.startswith("data:") for u in urls), urls
     finally:
         driver.quit()

@@ -186,7 +186,7 @@ def build_html_report(
     pages = None
     if site and episodes is not None:
         goals = environment.get_template("site_goals.html").render(
-            goal_rows=goal_rows, protocol=report.protocol, what=what, script=SORT_SCRIPT,
+            goal_rows=goal_rows, protocol=report.protocol, what=what, script=SORT_SCRIPT, root="",
             policy=policy(linked_styles=True),
         )
         index = [SitePage("index.html", html), SitePage("goals.html", goals)]

@@ -121,7 +121,7 @@ def site_pages(
     listing = environment.get_template("site_list.html")
     for group in groups:
         items = [(href_of(paths[i], 1), episode_title(episodes[i])) for i in group.episodes]
-        yield SitePage(f"lists/{group.anchor}.html", listing.render(group=group, items=items, policy=SITE_POLICY))
+        yield SitePage(f"lists/{group.anchor}.html", listing.render(group=group, items=items, policy=SITE_POLICY, root="../"))
     page = environment.get_template("site_episode.html")
     for episode in episodes:
         path = paths[episode.id]

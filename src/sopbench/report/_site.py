@@ -94,9 +94,7 @@ def href_of(path: str, depth: int) -> str:
     return "../" * depth + quote(path)
 
 
-def write_site(
-    target: Path, pages: Iterator[SitePage], progress: Callable[[str], None] | None = None
-) -> int:
+def write_site(target: Path, pages: Iterator[SitePage], progress: Callable[[str], None] | None = None) -> int:
     """Write ``pages`` into a new folder beside ``target``, then put it in ``target``'s place.
     Returns the number of pages; ``SiteError`` when ``target`` holds something not a site."""
     target = Path(target)
@@ -104,7 +102,9 @@ def write_site(
         if not target.is_dir():
             raise SiteError(f"{target}: is not a folder")
         if any(target.iterdir()) and not (target / SITE_MARK).is_file():
-            raise SiteError(f"{target}: is a folder that holds other files than a site; name a new or empty folder")
+            raise SiteError(
+                f"{target}: is a folder that holds other files than a site; name a new or empty folder"
+            )
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".building", dir=parent))
