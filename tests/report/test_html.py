@@ -118,3 +118,21 @@ def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
         header.click()
         assert rates() == sorted(rates(), reverse=True)
         assert not [line for line in driver.get_log("browser") if line["level"] == "SEVERE"]
+
+
+def test_a_configuration_under_the_threshold_is_greyed_and_drawn_without_a_bar(embedded):
+    html = embedded.html
+    (few,) = [r for r in embedded.rows if not r.ranked and not r.baseline]  # the injected file: 3 runs
+    assert few.cases < embedded.leaderboard.min_cases
+    assert re.search(rf'<tr class="[^"]*apart[^"]*" data-row="{few.number}">', html)
+    domains = html[html.index('<figure id="fig-domains">') : html.index("</figure>", html.index('id="fig-domains"'))]
+    label = re.search(rf'<text style="[^"]*fill: (#[0-9a-f]{{6}})"[^>]*>{re.escape(few.name)}\s*<', domains)
+    assert label is not None and label[1] == "#9a9a9a"
+    others = [r for r in embedded.rows if r.ranked]
+    assert all(re.search(rf'fill: #222222"[^>]*>{re.escape(r.name)}\s*<', domains) for r in others)
+    # Bars are filled with their row's colour (its swatch in the table); the greyed row has none.
+    def colour(row) -> str:
+        return re.search(rf'data-row="{row.number}">.*?background: (#[0-9a-f]{{6}})', html, re.S)[1]
+
+    assert f"fill: {colour(few)}" not in domains
+    assert all(f"fill: {colour(r)}" in domains for r in others)
