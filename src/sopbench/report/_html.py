@@ -164,7 +164,7 @@ def build_html_report(
         figures=figures,
         comparisons=comparison_rows,
         floors=[r.label for r in floors],
-        against_floors=[(row, [None if c is None else difference_number(c) for c in results], results)
+        against_floors=[(row, [None if c is None else difference_number(c, interval=False) for c in results], results)
                         for row, results in against_floors],
         goal_rows=goal_rows,
         failure_rows=failure_rows,

@@ -178,19 +178,18 @@ def floor_comparisons(agents: list[Row], floors: list[Row]) -> list[tuple[Row, l
             continue
         results: list[PairedComparison | None] = []
         for floor in floors:
-            result = compare_outcomes(row.outcomes, floor.outcomes)
+            # One resample: the floors table shows the difference and McNemar's p, not the bootstrap
+            # interval, which would cost most of the report's time (a floor differs by far, or not).
+            result = compare_outcomes(row.outcomes, floor.outcomes, resamples=1)
             results.append(result if result.overall.paired_runs else None)
         out.append((row, results))
     return out
 
 
-def difference_number(result: PairedComparison) -> Number:
+def difference_number(result: PairedComparison, *, interval: bool = True) -> Number:
     difference = result.overall.difference
-    return Number(
-        "-" if difference is None else f"{100 * difference:+.1f} {short_interval(result.overall.difference_ci95)}",
-        None,
-        difference,
-    )
+    shown = short_interval(result.overall.difference_ci95) if interval else ""
+    return Number("-" if difference is None else f"{100 * difference:+.1f} {shown}".rstrip(), None, difference)
 
 
 def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -> dict[str, Any]:
