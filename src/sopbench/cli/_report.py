@@ -105,7 +105,8 @@ def report(
             embed_episodes=embed_episodes, site=folder is not None, viewer_url=viewer_url, progress=advance,
             on_problem=job.problem, on_warning=lambda text: err_console().print(text, markup=False),
         )
-    if folder is not None:
+    if target is None:
+        assert folder is not None  # _targets gives one of the two
         _write_site(job, folder, built)
         return
     job.finish(f"{built.episodes} runs reported in {target}")
