@@ -18,6 +18,7 @@ templates with autoescaping; ``matplotlib`` and ``jinja2`` are the optional extr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from sopbench.scoring import Protocol
 from sopbench.statistics import JUDGEMENT_NAMES, PairedComparison, summarize_usage
 from sopbench.tasks import Task
 
-from ._compare import DEFAULT_VIEWER_URL, p_text
+from ._compare import _p_text
 from ._html_figures import figures_of
 from ._html_numbers import Links
 from ._html_page import (
@@ -55,6 +56,7 @@ from ._site import SitePage
 
 __all__ = ["DEFAULT_VIEWER_URL", "EMBED_WARN_AT", "HtmlReport", "build_html_report"]
 
+DEFAULT_VIEWER_URL = "http://127.0.0.1:8765/"  # where ``sopbench view`` listens by default
 
 EMBED_WARN_AT = 300  # embedded episodes above which the verb warns and suggests --site
 EMBEDDED_EPISODE_BYTES = 9_000  # about what one embedded episode adds to the file (published runs)
@@ -85,18 +87,20 @@ def build_html_report(
     embed_episodes: bool = False,
     site: bool = False,
     viewer_url: str = DEFAULT_VIEWER_URL,
+    rank_by: str = "pass",
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     embed_warn_at: int = EMBED_WARN_AT,
 ) -> HtmlReport:
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
-    (their stored verdicts). The refuse-all and no-verify rows are played on ``tasks`` (default:
-    the tasks inside the records; ``tasks_source`` says where they came from, for the captions).
+    (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
+    the sources' own tasks, ``sopbench.runner.source_baselines``; ``tasks_source`` says where they
+    came from, for the captions) and ranked where they score (``rank_by``).
 
     Numbers link to the viewer at ``viewer_url``; with ``embed_episodes``, to lists of episodes
-    drawn inside the file (``on_warning`` is told when there are more than ``embed_warn_at``); with ``site``, to
-    the pages of a static site (``HtmlReport.pages``, written by ``write_site``)."""
+    drawn inside the file (``on_warning`` is told when there are more than ``embed_warn_at``); with
+    ``site``, to the pages of a static site (``HtmlReport.pages``, written by ``write_site``)."""
     report = build_leaderboard(
         files,
         protocol,
@@ -105,6 +109,7 @@ def build_html_report(
         by=("goal", "judgement", "constraint"),
         tasks=tasks,
         no_verify=True,
+        rank_by=rank_by,
         progress=progress,
         on_problem=on_problem,
     )
@@ -181,7 +186,8 @@ def build_html_report(
         policy=policy(),
         min_cases=report.min_cases,
         colour=colour_of,
-        p_text=p_text,
+        p_text=_p_text,
+        artefacts=Counter(name for score in agent_scores for name in score.artefacts),
     )
     pages = None
     if site and episodes is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sopbench.statistics import JUDGEMENT_NAMES, breakdown, wilson_interval
+from sopbench.statistics import JUDGEMENT_NAMES, breakdown
 
 from ._html_rows import Row
 from ._leaderboard import LeaderboardReport
@@ -58,7 +58,8 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
             "Pass rate by domain",
             markup(plots.domain_rates_svg(every, columns)),
             f"Pass rate (% of runs) per domain and overall for each configuration, in the leaderboard's "
-            f"order, with 95% Wilson intervals; a configuration has one colour in every figure.{apart} "
+            f"order, with 95% intervals whose unit is the task (Wilson's; clustered by task with repeated "
+            f"runs); a configuration has one colour in every figure.{apart} "
             f"Measured: {what}; {baselines}.",
         )
     ]
@@ -68,9 +69,9 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
         if pooled is None:
             continue
         bars = []
-        for passed, total in (pooled.should_succeed, pooled.should_refuse):
-            ci = wilson_interval(passed, total)
-            bars.append(plots.RateBar(passed / total if total else None, *(ci or (None, None))))
+        for rate in (pooled.succeed_rate, pooled.refuse_rate):
+            ci = rate.ci95
+            bars.append(plots.RateBar(rate.rate, *(ci or (None, None))))
         points.append(plots.Point(s, bars[0], bars[1], r.baseline))
     figures.append(
         Figure(
@@ -78,9 +79,9 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
             "Must succeed against must refuse",
             markup(plots.split_scatter_svg(points)),
             "Pass rate on the tasks that must succeed (x) against the tasks that must be refused (y), "
-            "with 95% Wilson intervals, each configuration named in the legend; the refuse-all and "
-            "no-verify rows are squares, the corners of refusing everything and of doing everything asked "
-            f"are crosses; the dotted line is a balanced score of 50.{apart.replace(' and drawn without a bar', ', not drawn')} "
+            "with 95% intervals (unit: the task), each configuration named in the legend; the refuse-all "
+            "and no-verify rows are squares, the corners of refusing everything and of doing everything "
+            f"asked are crosses; the dotted line is a balanced score of 50.{apart.replace(' and drawn without a bar', ', not drawn')} "
             f"Measured: {what}; {baselines}.",
         )
     )

@@ -11,7 +11,7 @@ from typing import Any
 from sopbench.scoring import LeaderboardRow
 from sopbench.statistics import Outcome, PairedComparison, RateInterval, breakdown, compare_outcomes
 
-from ._compare import p_text
+from ._compare import _p_text
 from ._html_numbers import Links, Number, headline_rate, rate_number, short_interval, short_percent
 from ._leaderboard import LeaderboardReport
 
@@ -49,9 +49,8 @@ class Row:
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
-    """The refuse-all or no-verify row the report adds (not an agent's run of the same name)."""
-    sources = {name for names in row.files.values() for name in names}
-    return row.model in BASELINES and sources <= set(BASELINES)
+    """The refuse-all or no-verify floor the report adds (not an agent's run of the same name)."""
+    return row.floor
 
 
 def row_label(row: LeaderboardRow) -> str:
@@ -88,7 +87,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
             domains.append(
                 Number("")
                 if cell is None
-                else rate_number(cell.passed, cell.cases, link({"domain": domain}, chosen, f"{label}: {domain}"), f"{label}, {domain}")
+                else rate_number(cell.passed, cell.cases, link({"domain": domain}, chosen, f"{label}: {domain}"), f"{label}, {domain}", cell.ci95)
             )
         overall = lb_row.overall
         pooled = lb_row.pooled
@@ -111,8 +110,8 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
         if pooled is None:
             succeed = refuse = balanced = Number("")
         else:
-            succeed = rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed")
-            refuse = rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse")
+            succeed = rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed", pooled.succeed_rate.ci95)
+            refuse = rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse", pooled.refuse_rate.ci95)
             balanced = (
                 Number("-")
                 if pooled.balanced is None
@@ -132,7 +131,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 refuse,
                 balanced,
                 baseline,
-                not lb_row.below_min_cases,
+                lb_row.ranked,
                 short_interval(overall.ci95) if overall.cases else "",
                 f"{label} [{lb_row.folder}]" if shared else label,
             )
@@ -217,7 +216,7 @@ def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -
         "a": rate_a,
         "b": rate_b,
         "difference": difference_number(result),
-        "p": Number(p_text(overall.mcnemar_p), None, overall.mcnemar_p),
+        "p": Number(_p_text(overall.mcnemar_p), None, overall.mcnemar_p),
         "a_only": flips_a,
         "b_only": flips_b,
         "a_only_tasks": tasks_a,

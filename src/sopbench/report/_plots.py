@@ -166,7 +166,7 @@ def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Seq
     """Stacked bars of percentages, one panel per breakdown: ``panels[title][part]`` gives each
     configuration's share (None: nothing to show, e.g. no failure to break down)."""
     with plt.rc_context(_STYLE):
-        height = _LINE * len(series) + 1.1
+        height = _LINE * len(series) + 1.5  # the legend sits under the axes
         figure, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.6 * max(len(panels), 1) + 2.2, height),
                                     sharey=True, squeeze=False)
         for ax, (title, parts) in zip(axes[0], panels.items(), strict=False):

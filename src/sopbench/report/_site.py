@@ -8,9 +8,8 @@ browser opens from ``file://``.
 
 Nothing is loaded until it is opened: the index stays the size of the report without episodes,
 and an episode page is a few kilobytes. Episode pages sit at the same address as in the viewer
-(``/episode/<source-digest>/<domain>/<task>/<run>``, plus ``.html``), the digest naming the source
-by what it holds (a trajectory file by its bytes, a run folder by its manifest), so a link into
-the site names the same run wherever the sources were read from. Every page carries the report's
+(``/episode/<source-digest>/<domain>/<task>/<run>``, plus ``.html``; ``sopbench.view.score_address``),
+so a link into the site names the same run wherever the sources were read from. Every page carries the report's
 Content-Security-Policy: no script at all, styles only from the site itself.
 
 The folder is written beside its final place and moved there when complete: an interrupted build
@@ -20,16 +19,14 @@ leaves no half site. An existing folder is replaced only when it is an earlier s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 if TYPE_CHECKING:
     from sopbench.view import Episode
@@ -37,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["SITE_MARK", "SitePage", "SiteError", "episode_page_path", "write_site"]
 
 SITE_MARK = ".sopbench-site"  # the file that says a folder is a site this verb wrote
-DIGEST_LENGTH = 12
 SITE_POLICY = (
     "default-src 'none'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src data:; "
     "base-uri 'none'; form-action 'none'"
@@ -54,26 +50,6 @@ class SitePage:
     text: str
 
 
-@cache
-def source_digest(source: str) -> str:
-    """What the source holds, as a short digest: a trajectory file's bytes, a run folder's manifest."""
-    path = Path(source)
-    if path.is_dir():
-        import orjson
-
-        from sopbench.runner import open_existing
-
-        store = open_existing(path)
-        try:
-            manifest = store.manifest() or {"legacy": path.name, "config": store.legacy_config()}
-        finally:
-            store.close()
-        data = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)
-    else:
-        data = path.read_bytes()
-    return hashlib.blake2b(data, digest_size=DIGEST_LENGTH // 2).hexdigest()
-
-
 def _file_part(text: str) -> str:
     """A part of a path as a file name: no separator, no control character, no leading dot."""
     cleaned = "".join("_" if c in '/\\:*?"<>|' or ord(c) < 32 else c for c in text)
@@ -82,11 +58,11 @@ def _file_part(text: str) -> str:
 
 def episode_page_path(episode: Episode) -> str:
     """``episode/<source-digest>/<domain>/<task>/<run>.html``: the viewer's stable address of the
-    episode, as a file of the site (the task id without its leading ``<domain>/``)."""
-    score = episode.score
-    task = score.task_id.removeprefix(f"{score.domain}/")
-    parts = (source_digest(episode.source), score.domain, task)
-    return "episode/" + "/".join(_file_part(p) for p in parts) + f"/{score.run}.html"
+    episode (``sopbench.view.score_address``), as a file of the site."""
+    from sopbench.view import score_address
+
+    parts = score_address(episode.score).strip("/").split("/")
+    return "/".join(_file_part(unquote(part)) for part in parts) + ".html"
 
 
 def href_of(path: str, depth: int) -> str:
