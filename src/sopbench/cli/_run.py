@@ -12,7 +12,8 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import AsJson, price_table_of, what_is
+from ._next import next_steps
+from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ TasksOption = Annotated[
     typer.Option(
         metavar="PATH",
         show_default=False,
-        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set).",
+        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set); "
+        "published: the published tasks `sopbench data fetch` keeps.",
+        callback=published_tasks,
     ),
 ]
 ToolListOption = Annotated[
@@ -51,8 +54,8 @@ UserOption = Annotated[
 ]
 Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")]
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
-RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")]
-SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")]
+RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task (at most 1,000).")]
+SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed, 0 to 2**63-1 (each episode derives its own).")]
 MaxTurns = Annotated[
     int,
     typer.Option(
@@ -345,6 +348,8 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: b
             out_console().print(report.task_set.describe(), markup=False)
         for table in run_tables(report, agent, wide=wide):
             table.print(out_console())
+        for line in next_steps(report.output):
+            out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
     for end, count in report.no_reply.items():

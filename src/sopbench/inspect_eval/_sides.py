@@ -26,6 +26,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolInfo
 
+from sopbench._json import decode_bounded
 from sopbench.agents import (
     Agent,
     AgentTurn,
@@ -45,6 +46,8 @@ from sopbench.agents.openai import (
     user_view,
 )
 from sopbench.domains import EXIT_TOOL
+
+from ._tokens import without_tokenizer_download
 
 # The episode a sample is playing: set by the solver, read by models that play a sopbench policy
 # (the reference model) inside the same sample.
@@ -99,8 +102,8 @@ def _inspect_call(call: Mapping[str, Any]) -> ToolCall:
     function = call["function"]
     text = function.get("arguments") or ""
     try:
-        arguments = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
+        arguments = decode_bounded(text) if text.strip() else {}
+    except ValueError as exc:  # not JSON, or past the bound on a model's JSON
         return ToolCall(id=call["id"], function=function["name"], arguments={}, parse_error=str(exc))
     if not isinstance(arguments, dict):
         return ToolCall(
@@ -161,7 +164,7 @@ class InspectModelAgent(Agent):
         self.config = GenerateConfig()
 
     async def start(self, setup: EpisodeSetup) -> None:
-        self._model = self._model or get_model()
+        self._model = without_tokenizer_download(self._model or get_model())
         self.model = str(self._model)
         self.system_prompt = build_system_prompt(setup, "fc")
         # As the openai agent: the episode's own seed (derived per task and epoch), int32 for servers.
@@ -201,7 +204,7 @@ class InspectModelUser(User):
         self.replies = 0
 
     async def start(self, setup: EpisodeSetup) -> None:
-        self._model = self._model or get_model(role="user")
+        self._model = without_tokenizer_download(self._model or get_model(role="user"))
         self.setup = setup
         self.system_prompt = build_user_prompt(setup)
         self.replies = 0

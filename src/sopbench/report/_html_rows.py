@@ -37,6 +37,7 @@ class Row:
     ranked: bool
     interval: str = ""  # the pass rate's 95% interval
     name: str = ""  # in words, as the figures name it (the label, and its folder when two share it)
+    by_default: Number = Number("")  # the share of the row's passes with no well-formed action
 
     @property
     def cases(self) -> int:
@@ -46,6 +47,17 @@ class Row:
     def headline_hat(self) -> Number:
         """pass^K at the table's largest K (the other k sit in the detail columns)."""
         return self.hats[-1] if self.hats else Number("")
+
+
+def by_default_number(outcomes: Sequence[Outcome]) -> Number:
+    """Passes by default among the passes (``-``: no pass, or a source that does not tell)."""
+    passes = [o for o in outcomes if o.passed]
+    known = [o for o in passes if o.by_default is not None]
+    if not passes or len(known) < len(passes):
+        return Number("-")
+    count = sum(1 for o in known if o.by_default)
+    share = count / len(passes)
+    return Number(f"{100 * share:.1f} ({count}/{len(passes)})", None, share, "passes with no well-formed action")
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
@@ -134,6 +146,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 lb_row.ranked,
                 short_interval(overall.ci95) if overall.cases else "",
                 f"{label} [{lb_row.folder}]" if shared else label,
+                by_default=by_default_number(outcomes),
             )
         )
     return rows

@@ -31,6 +31,7 @@ from sopbench.agents import (
     Usage,
     User,
 )
+from sopbench.constraints import clip
 from sopbench.domains import EXIT_TOOL, MAX_CALLS, MAX_MESSAGES, is_no_action
 from sopbench.guard import Guard
 
@@ -153,7 +154,9 @@ async def run_episode(
                 calls = calls[:room]
             messages.append(_call_message(turn, calls))
             if turn.raw is not None:
-                result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw})
+                # the parser's problems with this reply: it broke the text protocol (counted per episode)
+                broke = {"problems": list(turn.problems)} if turn.problems else {}
+                result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw, **broke})
             if not calls:
                 if len(messages) >= limits.max_turns:
                     break
@@ -172,8 +175,9 @@ async def run_episode(
                 call = desk.answer(request)
                 result.calls.append(call)
                 if call.problem is not None:
+                    # the raw text is in the call's own column: here a clip (it may be megabytes)
                     result.problems.append(
-                        f"malformed call {call.name}({call.arguments_text}): {call.problem}"
+                        f"malformed call {call.name}({clip(call.arguments_text, 200)}): {call.problem}"
                     )
                 if call.refused:
                     result.problems.append(f"refused by the guard: {call.output}")
