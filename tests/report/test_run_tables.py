@@ -49,15 +49,16 @@ def test_the_tables_fit_100_columns_one_line_a_row_each_caption_under_its_table(
     assert max(map(len, lines)) <= 100
     summary = report.summary.domains["all"]
     all_rows = [line for line in lines if line.startswith("│ all ")]
-    assert len(all_rows) == 1 and f"{100 * summary.pass_rate:.1f} [" in all_rows[0]
-    # No cell wrapped: a table's body has one line per row (the domain, "all"; then three agents).
+    assert len(all_rows) == 2 and f"{100 * summary.pass_rate:.1f} [" in all_rows[0]  # rates, protocol counts
+    # No cell wrapped: a table's body has one line per row (the domain and "all", twice; then three agents).
     bodies = [i for i, line in enumerate(lines) if line.startswith("┡")]
     ends = [i for i, line in enumerate(lines) if line.startswith("└")]
-    assert [end - body - 1 for body, end in zip(bodies, ends, strict=False)][:2] == [2, 3]
+    assert [end - body - 1 for body, end in zip(bodies, ends, strict=False)][:3] == [2, 2, 3]
     # Each caption right under its table's last line, before the next title.
     assert lines[ends[0] + 1].startswith("pass % with its 95% interval")
-    assert lines[ends[1] + 1].startswith("succeed / refuse")
-    assert [line.split("│")[1].strip() for line in lines[bodies[1] + 1 : ends[1]]] == [
+    assert lines[ends[1] + 1].startswith("passed by default: passes with no well-formed action")
+    assert lines[ends[2] + 1].startswith("succeed / refuse")
+    assert [line.split("│")[1].strip() for line in lines[bodies[2] + 1 : ends[2]]] == [
         "gpt-test",
         "refuse-all",
         "no-verify",
@@ -69,7 +70,7 @@ def test_wide_shows_every_count_and_interval(report):
     wide = run_tables(report, "gpt-test", wide=True)[0].markdown()
     succeed = report.summary.domains["all"].should_succeed
     assert f"({succeed[0]}/{succeed[1]})" in wide and f"({succeed[0]}/{succeed[1]})" not in narrow
-    assert "| database | permission | procedure |" in wide and "pass^3" in wide
+    assert "| database | permission | procedure | passed by default |" in wide and "pass^3" in wide
     assert max(len(line) for line in wide.splitlines() if line.startswith("| all")) > 100
 
 

@@ -168,10 +168,7 @@ ConstraintFormat = Annotated[
 DefaultSop = Annotated[
     str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
 ]
-Wide = Annotated[
-    bool,
-    typer.Option("--wide", help="Tables with every count and interval (wider than 100 columns)."),
-]
+Wide = Annotated[bool, typer.Option("--wide", help="Tables with every count and interval (over 100 columns).")]
 PluginOption = Annotated[
     list[str] | None,
     typer.Option(
