@@ -122,9 +122,7 @@ def _export_trajectories(
     from sopbench.runner import StoreError, default_tasks_path, export_sopbench
 
     task_path = tasks or default_tasks_path(store)
-    job.inputs([task_path], "--tasks")
-    if task_path.is_dir():
-        job.inputs(sorted(task_path.iterdir()), "--tasks", must_exist=False)
+    job.inputs([task_path], "--tasks", contents=True)
 
     def declare(files: list[Path]) -> None:
         for file in files:

@@ -86,9 +86,7 @@ def generate(
         raise UserError(f"--domain: {exc}") from None
     names, wanted = _with_goals(names, goals)
     if compare is not None:
-        job.inputs([compare], "--compare")
-        if compare.is_dir():
-            job.inputs(sorted(compare.iterdir()), "--compare", must_exist=False)
+        job.inputs([compare], "--compare", contents=True)
     job.output_folder(output)
     for name in names:  # the files it writes: none may be an input, --problems, or each other
         job.output(output / f"{name}_tasks.json", new_folders=True)

@@ -290,7 +290,7 @@ def _declare_paths(
     from sopbench.runner import store_files
 
     if tasks is not None:
-        job.inputs([tasks], "--tasks")
+        job.inputs([tasks], "--tasks", contents=True)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)

@@ -111,7 +111,7 @@ def baseline_tasks(tasks_dir: Path | None) -> tuple[Path, list[Task] | None]:
 
     folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
     if tasks_dir is not None:
-        current_job().inputs([tasks_dir], "--tasks-dir")
+        current_job().inputs([tasks_dir], "--tasks-dir", contents=True)
     if tasks_dir is None and not folder.is_dir():
         return folder, None
     return folder, read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import UserError, current_job
+from ._job import Job, UserError, current_job
 from ._options import what_is
+
+if TYPE_CHECKING:
+    from sopbench.sweep import Configuration
 
 File = Annotated[
     Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
@@ -79,6 +82,7 @@ def sweep(
     try:
         sweep_file = read_sweep(file)
         configurations = expand(sweep_file, output, str(file))
+        _declare_stores_and_tasks(job, configurations)
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
             report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
@@ -93,3 +97,16 @@ def sweep(
         )
     job.finish(f"{len(report.reports)} configurations in {output}")
     job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+
+
+def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> None:
+    """Each configuration's store and the task files it plays are inputs: no output may replace them
+    (``--problems`` naming a configuration's store or a task file is refused before any episode)."""
+    from sopbench.runner import store_files
+
+    for configuration in configurations:
+        job.inputs(
+            store_files(configuration.config.output), f"configuration {configuration.name}", must_exist=False
+        )
+    for tasks in sorted({c.config.tasks for c in configurations if c.config.tasks is not None}):
+        job.inputs([tasks], "the sweep file's tasks", contents=True)

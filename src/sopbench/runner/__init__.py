@@ -10,6 +10,7 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
+from sopbench._outputs import LOCK_NAME, STORE_NAME, store_files
 from sopbench.domains import TOOL_LISTS
 
 from ._baselines import BASELINE_AGENTS, baseline_scores
@@ -41,16 +42,13 @@ from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
 from ._store import (
-    LOCK_NAME,
     SCHEMA_VERSION,
-    STORE_NAME,
     RunLock,
     Store,
     StoreError,
     default_tasks_path,
     open_existing,
     shown_notes,
-    store_files,
 )
 
 __all__ = [

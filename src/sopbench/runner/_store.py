@@ -22,19 +22,16 @@ from typing import Any
 
 import orjson
 
+from sopbench._outputs import LOCK_NAME, STORE_NAME
 from sopbench.agents import Shown
 
 from ._row import COLUMNS, JSON_COLUMNS, episodes_table
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
-STORE_NAME = "results.sqlite"
-LOCK_NAME = "results.sqlite.lock"
 # How long a write waits for a store another program (not a sopbench run: the lock excludes those)
 # holds locked before it fails with one line.
 BUSY_TIMEOUT_S = 2.0
-# The files SQLite keeps beside the store (no output may be one of them).
-COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -79,12 +76,6 @@ def shown_notes(task_id: str, run: int, shown: Shown) -> list[tuple[str, str]]:
     episode = {"task_id": task_id, "run": run, "system_prompt": prompt, "tools": tools}
     notes.append((f"shown.episode.{task_id}#{run}", dumps(episode)))
     return notes
-
-
-def store_files(folder: Path) -> list[Path]:
-    """The store, its SQLite companions and its lock file: what no output may overwrite."""
-    path = folder / STORE_NAME
-    return [path, *(Path(f"{path}{suffix}") for suffix in COMPANION_SUFFIXES), folder / LOCK_NAME]
 
 
 @dataclass(frozen=True, slots=True)
