@@ -65,6 +65,7 @@ def view(
     chosen = chosen_protocol(protocol, None, None)
     try:
         units = source_files(sources)
+        job.inputs(units, "SOURCE", must_exist=False)  # each file read: no output may replace it
         sock = bind(host, port)
     except SourceError as exc:
         raise UserError(str(exc)) from None
