@@ -15,7 +15,11 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import stat
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,3 +218,80 @@ def test_no_output_replaces_an_input_a_store_or_a_special_file(
     assert result.exit_code == 2, (args, result.output)
     assert len(lines) == 1 and lines[0].startswith(f"error: {option} {target}"), lines
     assert snapshot(world) == before
+
+
+# ---- the same, as a user types it, against a run that is writing or was killed ---------------------
+SLOW_AGENT = """
+import asyncio
+
+from sopbench.agents import Reference, register_agent
+
+
+@register_agent("slow-reference")
+class SlowReference(Reference):
+    name = "slow-reference"
+
+    async def act(self, messages):
+        await asyncio.sleep(0.03)
+        return await super().act(messages)
+"""
+SOPBENCH = [sys.executable, "-m", "sopbench.cli"]
+
+
+def sopbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*SOPBENCH, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def stored_rows(folder: Path) -> int:
+    """The rows a reader sees, read-only (a read-write connection would checkpoint the log away)."""
+    db = sqlite3.connect(f"{(folder / 'results.sqlite').as_uri()}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_report_refuses_the_lock_of_a_run_in_progress_and_the_log_of_a_killed_one(template, tmp_path):
+    shutil.copytree(template / "T", tmp_path / "T")
+    (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
+    writer = subprocess.Popen(
+        [*SOPBENCH, "run", "--agent", "slow-reference", "--import", "slow_agent", "--tasks", "T", "--runs", "50",
+         "--concurrency", "1", "--no-baselines", "-o", "race"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    race = tmp_path / "race"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+            (race / "results.sqlite-wal").exists() and stored_rows(race) >= 3
+        ):
+            time.sleep(0.05)
+        lock = race / "results.sqlite.lock"
+        held = lock.read_bytes()
+        refused = sopbench("report", "race", "-o", "race/results.sqlite.lock", cwd=tmp_path)
+        assert refused.returncode == 2
+        assert refused.stderr.splitlines() == [
+            "error: --output race/results.sqlite.lock: is a run's lock; writing it could destroy stored "
+            "episodes: choose another name"
+        ]
+        assert lock.read_bytes() == held
+        second = sopbench(
+            "run", "--agent", "reference", "--tasks", "T", "--no-baselines", "-o", "race", cwd=tmp_path
+        )
+        assert second.returncode == 2 and "is in use by process" in second.stderr  # the lock still excludes
+    finally:
+        writer.kill()  # as a crash would: the log keeps what was committed
+        writer.communicate(timeout=60)
+    rows = stored_rows(race)
+    files = {p.name: p.read_bytes() for p in race.iterdir()}
+    assert rows >= 3 and "results.sqlite-wal" in files
+    for outputs in (
+        ["-o", "race/results.sqlite-wal"],
+        ["-o", "r.html", "--problems", "race/results.sqlite-wal"],
+    ):
+        refused = sopbench("report", "race", *outputs, cwd=tmp_path)
+        assert refused.returncode == 2
+        assert refused.stderr.splitlines()[0].startswith("error: ")
+        assert len(refused.stderr.splitlines()) == 1 and "results.sqlite-wal" in refused.stderr
+    assert {p.name: p.read_bytes() for p in race.iterdir()} == files
+    assert stored_rows(race) == rows
