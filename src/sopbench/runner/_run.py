@@ -251,10 +251,12 @@ def _run_many(
             config.check_options()
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
+            if not selected:  # refused before its folder is made or bound to no task
+                raise RunConfigError(f"{config.tasks_path}: holds no task to play ({', '.join(config.domains)})")
             task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
             episodes = plan_episodes(config, selected)
-            if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
-                open_existing(config.output).close()  # a foreign or newer file is refused before anything
+            if (config.output / STORE_NAME).is_file():
+                open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
             stack.enter_context(RunLock(config.output))
             manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
             store = Store.for_run(config.output)

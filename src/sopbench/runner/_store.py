@@ -104,7 +104,7 @@ class Store:
         """The store to write a run into (created when missing). An existing file must be a sopbench
         store of a version this sopbench reads; nothing in it is changed here."""
         path = folder / STORE_NAME
-        if path.exists() and path.stat().st_size > 0:
+        if path.exists():  # an empty file is refused too: it is not a store, and may be a lost one
             open_existing(folder).close()  # refuses a foreign file or a newer schema, read-only
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ class SweepReport:
 
 
 def _stored_identity(folder: Path) -> dict[str, Any] | None:
-    if not (folder / STORE_NAME).is_file() or (folder / STORE_NAME).stat().st_size == 0:
+    if not (folder / STORE_NAME).is_file():
         return None
     store = open_existing(folder)
     try:
