@@ -14,6 +14,7 @@ from ._job import Job, UserError, current_job
 from ._options import what_is
 
 if TYPE_CHECKING:
+    from sopbench.runner import RunReport
     from sopbench.sweep import Configuration
 
 File = Annotated[
@@ -89,14 +90,9 @@ def sweep(
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None
-    incomplete = [name for name, r in report.reports.items() if not r.complete]
-    for name in incomplete:
-        job.problem(
-            f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)",
-            kind="infra_error",
-        )
     job.finish(f"{len(report.reports)} configurations in {output}")
     job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+    _name_incomplete(job, report.reports)
 
 
 def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> None:
@@ -110,3 +106,19 @@ def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> 
         )
     for tasks in sorted({c.config.tasks for c in configurations if c.config.tasks is not None}):
         job.inputs([tasks], "the sweep file's tasks", contents=True)
+
+
+def _name_incomplete(job: Job, reports: dict[str, RunReport]) -> None:
+    """A problem line for each configuration with infra_errors; after the leaderboard, one error line
+    (exit 2) when an endpoint refused a configuration (a wrong key), naming the infra_errors too."""
+    refused = [f"{name}: {r.refused}" for name, r in reports.items() if r.refused is not None]
+    retry = [
+        f"{name}: {r.infra_errors} episodes in infra_error"
+        for name, r in reports.items()
+        if r.refused is None and (r.infra_errors or not r.complete)
+    ]
+    if refused:
+        also = f"; also {'; '.join(retry)} (the same command retries them)" if retry else ""
+        raise UserError(f"the sweep stopped: {'; '.join(refused)} (fix it, then run the same command){also}")
+    for line in retry:
+        job.problem(f"{line} (run the same command to retry)", kind="infra_error")

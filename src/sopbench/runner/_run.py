@@ -192,7 +192,12 @@ class RunRefused(RunConfigError):
     """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
     request the server calls invalid), or an agent broke its contract: an error of the invocation.
     Episodes finished before it are stored; the one refused is not (the same command runs it once
-    the cause is fixed)."""
+    the cause is fixed). ``reports``: every configuration's report (as ``run_many`` returns them),
+    each refused one with its ``refused`` reason, so that the others can still be shown."""
+
+    def __init__(self, message: str, reports: list[RunReport] | None = None) -> None:
+        super().__init__(message)
+        self.reports = reports or []
 
 
 def run(
@@ -280,16 +285,14 @@ def _run_many(
         asyncio.run(_run_async(jobs, todo, _Permits(limits), concurrency, signals, player or play_row))
         if signals.received:
             raise RunInterrupted(signals.received[0], jobs[0].counts if len(jobs) == 1 else _sum(jobs))
-        refused = [job for job in jobs if job.refused]
-        if refused:
-            named = [
-                job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}"
-                for job in refused
-            ]
-            raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}")
         reports = [_report(job.config, job.store, job.episodes, job.counts) for job in jobs]
     for report, job in zip(reports, jobs, strict=True):
         report.task_set = job.task_set
+        report.refused = job.refused
+    refused = [job for job in jobs if job.refused]
+    if refused:
+        named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+        raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
 
 

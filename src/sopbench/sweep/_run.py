@@ -12,12 +12,14 @@ from sopbench.runner import (
     STORE_NAME,
     EpisodePlayer,
     Progress,
+    RunRefused,
     RunReport,
     open_existing,
     run_many,
     select_tasks,
 )
 from sopbench.scoring import SOUND
+from sopbench.tasks import Task
 
 from ._file import Configuration, SweepError
 
@@ -79,7 +81,8 @@ def run_sweep(
     since this process hands out every episode and writes every row.
 
     A configuration whose run folder holds a run with other settings is refused before any episode
-    (``SweepError`` naming them all); new configurations are added to the sweep's folder."""
+    (``SweepError`` naming them all); new configurations are added to the sweep's folder. One whose
+    endpoint refuses its requests (a wrong key) stops alone: its report says why (``refused``)."""
     new, changed = changed_configurations(configurations)
     if changed:
         raise SweepError(
@@ -90,28 +93,48 @@ def run_sweep(
     if not configurations:
         return report
     names = [c.name for c in configurations]
-    reports = run_many(
-        [c.config for c in configurations],
-        concurrency=concurrency or max(c.config.concurrency for c in configurations),
-        progress=None if progress is None else (lambda index, counts: progress(names[index], counts)),
-        player=player,
-        shared_limits={name: limit for c in configurations for name, limit in c.limited_by},
-        limited_by=[[name for name, _ in c.limited_by] for c in configurations],
-    )
+    try:
+        reports = run_many(
+            [c.config for c in configurations],
+            concurrency=concurrency or max(c.config.concurrency for c in configurations),
+            progress=None if progress is None else (lambda index, counts: progress(names[index], counts)),
+            player=player,
+            shared_limits={name: limit for c in configurations for name, limit in c.limited_by},
+            limited_by=[[name for name, _ in c.limited_by] for c in configurations],
+        )
+    except RunRefused as exc:  # a refused key stops its configuration only: the others are shown
+        reports = exc.reports
     report.reports = dict(zip(names, reports, strict=True))
     report.leaderboard = build_leaderboard(
-        [], SOUND, run_folders=[c.config.output for c in configurations]
+        [], SOUND, run_folders=[c.config.output for c in configurations], tasks=_played_tasks(configurations)
     )
     return report
 
 
-def planned_episodes(configurations: list[Configuration]) -> int:
-    """Episodes over the whole sweep (finished ones included): the total bar's length."""
-    selected: dict[str, int] = {}  # tasks per task set, domains and limit (read once)
-    total = 0
+def _played_tasks(configurations: list[Configuration]) -> list[Task]:
+    """Every task the configurations play, once (the refuse-all row's tasks: a sweep has one task set,
+    its configurations may differ in domains and limit)."""
+    seen: dict[tuple[str, str], Task] = {}
+    for selected in _selections(configurations).values():
+        for task, task_id in selected:
+            seen.setdefault((task.domain, task_id), task)
+    return list(seen.values())
+
+
+def _selections(configurations: list[Configuration]) -> dict[str, list[tuple[Task, str]]]:
+    """The tasks of each distinct task set, domains and limit among the configurations (read once)."""
+    selections: dict[str, list[tuple[Task, str]]] = {}
     for configuration in configurations:
         key = configuration.config.model_dump_json(include={"tasks", "domains", "limit"})
-        if key not in selected:
-            selected[key] = len(select_tasks(configuration.config))
-        total += selected[key] * configuration.config.runs
-    return total
+        if key not in selections:
+            selections[key] = select_tasks(configuration.config)
+    return selections
+
+
+def planned_episodes(configurations: list[Configuration]) -> int:
+    """Episodes over the whole sweep (finished ones included): the total bar's length."""
+    selections = _selections(configurations)
+    return sum(
+        len(selections[c.config.model_dump_json(include={"tasks", "domains", "limit"})]) * c.config.runs
+        for c in configurations
+    )
