@@ -11,7 +11,7 @@ from ._app import app
 from ._contract import verb
 from ._job import UserError, current_job, err_console
 from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of
-from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors
+from ._sources import baseline_tasks, find_sources, no_episode, nothing_found, run_folder_errors
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")]
 PricesOption = Annotated[
@@ -66,6 +66,7 @@ def report(
         ) from None
 
     job = current_job()
+    _check_viewer_url(viewer_url)
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
     price_table = price_table_of(prices)
     found = find_sources(sources)
@@ -76,10 +77,35 @@ def report(
         return
     with job.progress(len(found), "read") as advance, run_folder_errors():
         built = build_html_report(
-            found.files, chosen, run_folders=found.run_folders, tasks=tasks,
-            tasks_source="the task files" if tasks is not None else "", prices=price_table,
-            embed_episodes=embed_episodes, viewer_url=viewer_url, progress=advance, on_problem=job.problem,
+            found.files,
+            chosen,
+            run_folders=found.run_folders,
+            tasks=tasks,
+            tasks_source="the task files" if tasks is not None else "",
+            prices=price_table,
+            embed_episodes=embed_episodes,
+            viewer_url=viewer_url,
+            progress=advance,
+            on_problem=job.problem,
         )
+    if built.episodes == 0:
+        no_episode(sources, target)
+        return
     job.finish(f"{built.episodes} runs reported in {target}")
     job.write_text(target, built.html)
     err_console().print(f"wrote {target} ({len(built.html.encode()) // 1024} KiB)", markup=False)
+
+
+def _check_viewer_url(url: str) -> None:
+    """Every number of the report links there: an http(s) address only (a ``javascript:`` or
+    ``data:`` link would run or show whatever it holds when a reader clicks a number)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise UserError(f"--viewer-url {url}: not a URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"--viewer-url {url}: give an http:// or https:// address (where sopbench view serves the sources)"
+        )

@@ -29,7 +29,14 @@ from ._options import (
     chosen_protocol,
     price_table_of,
 )
-from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors, runs_to_jsonl
+from ._sources import (
+    baseline_tasks,
+    find_sources,
+    no_episode,
+    nothing_found,
+    run_folder_errors,
+    runs_to_jsonl,
+)
 
 RunsOption = Annotated[
     str,
@@ -172,10 +179,6 @@ def leaderboard(
     if not len(sources):
         nothing_found(paths)
         return
-    if tasks is None:
-        err_console().print(
-            f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
-        )
     passes = 2 if compare_protocols else 1
     with (
         job.progress(passes * len(sources.files) + len(sources.run_folders), "scored") as advance,
@@ -190,6 +193,11 @@ def leaderboard(
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
         err_console().print(named, markup=False)
+    if not report.scores:  # an empty table is not a leaderboard: exit 1, the output left as it was
+        no_episode(paths, target)
+        return
+    if tasks is None:
+        err_console().print(f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False)
     job.finish("every file was scored")
     job.write_text(target, render_leaderboard(report, output_format))
     if not target.is_stdout:
