@@ -77,16 +77,9 @@ def report(
         return
     with job.progress(len(found), "read") as advance, run_folder_errors():
         built = build_html_report(
-            found.files,
-            chosen,
-            run_folders=found.run_folders,
-            tasks=tasks,
-            tasks_source="the task files" if tasks is not None else "",
-            prices=price_table,
-            embed_episodes=embed_episodes,
-            viewer_url=viewer_url,
-            progress=advance,
-            on_problem=job.problem,
+            found.files, chosen, run_folders=found.run_folders, tasks=tasks,
+            tasks_source="the task files" if tasks is not None else "", prices=price_table,
+            embed_episodes=embed_episodes, viewer_url=viewer_url, progress=advance, on_problem=job.problem,
         )
     if built.episodes == 0:
         no_episode(sources, target)
