@@ -82,6 +82,8 @@ VERBS = (
     Row("serve-local", ("--model-path", "model.gguf", "--port", "0"), ("model.gguf",)),
 )
 
+# A character device (a sandbox may have replaced /dev/null with a plain file).
+DEVICE = next(d for d in (os.devnull, "/dev/zero", "/dev/full") if stat.S_ISCHR(os.stat(d).st_mode))
 # Paths no output of any verb may replace; some are made in the case's world first.
 PROTECTED = {
     "the store": "R/results.sqlite",
@@ -92,7 +94,7 @@ PROTECTED = {
     "the store through a symlink": "store-link",
     "the store through ..": "T/../R/results.sqlite",
     "the store through a hard link": "store-hard-link",
-    "a device": os.devnull,
+    "a device": DEVICE,
     "a named pipe": "pipe",
     "a socket": "sock",
 }

@@ -41,3 +41,14 @@ def test_damaged_gzip_is_a_load_error_naming_the_file(tmp_path: Path, damage) ->
     path.write_bytes(damage(gzip.compress(b"[1, 2]")))
     with pytest.raises(LoadError, match=r"broken\.json\.gz: truncated or corrupt gzip data"):
         read_json(path)
+
+
+def test_the_atomic_writer_refuses_what_the_output_guard_refuses(tmp_path):
+    from sopbench._io import atomic_file
+
+    store = tmp_path / "results.sqlite-wal"
+    store.write_bytes(b"committed rows")
+    with pytest.raises(ValueError, match="is a run's store journal"), atomic_file(store) as out:
+        out.write(b"")
+    assert store.read_bytes() == b"committed rows"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite-wal"]  # no temporary file left

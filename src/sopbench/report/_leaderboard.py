@@ -126,8 +126,8 @@ def build_leaderboard(
             [t for t in tasks if t.domain in covered], "no-verify", stored_protocol_name(protocol)
         )
     baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
-    baseline = baseline or None  # no task to refuse (run folders alone): no row rather than an empty one
-    rows = leaderboard(scores, baseline=baseline, min_cases=min_cases, first_run_only=False)
+    # no task to refuse (run folders alone): no row rather than an empty one
+    rows = leaderboard(scores, baseline=baseline or None, min_cases=min_cases, first_run_only=False)
     outcomes: dict[int, list[Outcome]] = {}
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
