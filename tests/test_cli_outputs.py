@@ -273,8 +273,8 @@ def test_report_refuses_the_lock_of_a_run_in_progress_and_the_log_of_a_killed_on
         refused = sopbench("report", "race", "-o", "race/results.sqlite.lock", cwd=tmp_path)
         assert refused.returncode == 2
         assert refused.stderr.splitlines() == [
-            "error: --output race/results.sqlite.lock: is a run's lock; writing it could destroy stored "
-            "episodes: choose another name"
+            "error: --output race/results.sqlite.lock is also an input (argument); writing it would destroy "
+            "the input: choose another output name"
         ]
         assert lock.read_bytes() == held
         second = sopbench(

@@ -81,6 +81,7 @@ def refuse_output(path: Path, inputs: Iterable[tuple[Path, str]] = ()) -> None:
     to) one of ``inputs`` (each a path and how it was given), a run's store or one of its journals or
     its lock, any other SQLite database or log, a device, a pipe or a socket. A folder is left to the
     caller (it names a file inside, or refuses it)."""
+    refuse_inputs(path, inputs)  # first: the message names how the input was given
     resolved = path.resolve()
     part = _STORE_PARTS.get(path.name) or _STORE_PARTS.get(resolved.name)
     if part is None and resolved.is_file():
@@ -91,7 +92,6 @@ def refuse_output(path: Path, inputs: Iterable[tuple[Path, str]] = ()) -> None:
         )
     if path.exists() and not path.is_file() and not path.is_dir():
         raise OutputRefused(path, f": is {path_kind(path)}, not a file; name a regular file")
-    refuse_inputs(path, inputs)
 
 
 def refuse_inputs(path: Path, inputs: Iterable[tuple[Path, str]]) -> None:

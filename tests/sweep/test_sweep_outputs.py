@@ -8,6 +8,7 @@ file: exit code, one line, and every stored row and input byte-identical afterwa
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import sys
@@ -76,6 +77,7 @@ def test_problems_never_empties_a_configurations_store_or_the_sweeps_task_file(s
     assert sopbench("sweep", sweep_file, "-o", out).exit_code == 0
     stored = rows(out / "reference-full")
     assert len(stored) == 9
+    os.link(out / "reference-full" / "results.sqlite", out / "reference-full" / "renamed-store")
     before = files(tmp_path)
     for target, message in (
         (
@@ -83,6 +85,7 @@ def test_problems_never_empties_a_configurations_store_or_the_sweeps_task_file(s
             ": is a run's store; writing it could destroy stored episodes",
         ),
         (out / "refuse-all-full" / "results.sqlite.lock", ": is a run's lock"),
+        (out / "reference-full" / "renamed-store", ": is an SQLite database; writing it could destroy"),
         (tmp_path / "T" / "bank_tasks.json", " is also an input (the sweep file's tasks)"),
         (sweep_file, " is also an input (SWEEP.toml)"),
     ):
