@@ -249,6 +249,8 @@ def stored_rows(folder: Path) -> int:
     db = sqlite3.connect(f"{(folder / 'results.sqlite').as_uri()}?mode=ro", uri=True)
     try:
         return db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    except sqlite3.OperationalError:  # the run is still making its tables
+        return 0
     finally:
         db.close()
 
@@ -273,7 +275,7 @@ def test_report_refuses_the_lock_of_a_run_in_progress_and_the_log_of_a_killed_on
         refused = sopbench("report", "race", "-o", "race/results.sqlite.lock", cwd=tmp_path)
         assert refused.returncode == 2
         assert refused.stderr.splitlines() == [
-            "error: --output race/results.sqlite.lock is also an input (argument); writing it would destroy "
+            "error: --output race/results.sqlite.lock is also an input (the run's store); writing it would destroy "
             "the input: choose another output name"
         ]
         assert lock.read_bytes() == held

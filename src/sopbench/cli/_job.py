@@ -105,10 +105,9 @@ class Job:
                 raise UserError(f"{option} {path}: no such file or folder")
             if path.exists() and not os.access(path, os.R_OK):
                 raise UserError(f"{option} {path}: not readable (check its permissions)")
-            protected = protected_by(path)
+            declared = [(path, option), *((p, "the run's store") for p in protected_by(path)[1:])]
             if contents and path.is_dir():
-                protected += sorted(p for p in path.iterdir() if not p.is_dir())
-            declared = [(p, option) for p in protected]
+                declared += [(p, option) for p in sorted(path.iterdir()) if not p.is_dir()]
             self._inputs += declared
             for target in self._outputs:
                 self._refuse(target, declared, inputs_only=True)
