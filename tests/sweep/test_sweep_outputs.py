@@ -116,14 +116,20 @@ def test_a_run_refuses_an_empty_store_too(tasks, tmp_path):
     assert files(tmp_path / "r") == {"results.sqlite": b""}
 
 
-def test_a_task_file_without_tasks_is_refused_before_any_folder_is_made(tmp_path):
+def test_a_task_file_without_tasks_is_nothing_to_do_and_makes_no_folder(tmp_path):
     (tmp_path / "E").mkdir()
     (tmp_path / "E" / "bank_tasks.json").write_text("{}")
     for tasks in (tmp_path / "E", tmp_path / "E" / "bank_tasks.json"):
         result = sopbench("run", "--agent", "reference", "--tasks", tasks, "-o", tmp_path / "r")
-        assert result.exit_code == 2
-        assert errors(result) == [f"error: {tasks}: holds no task to play (all)"]
+        assert result.exit_code == 1
+        assert errors(result) == [f"nothing to do: {tasks} holds no task to play (all); no run folder was made"]
         assert not (tmp_path / "r").exists()
+    file = tmp_path / "sweep.toml"
+    file.write_text(SWEEP.format(tasks=tmp_path / "E", runs=1, name="reference"))
+    result = sopbench("sweep", file, "-o", tmp_path / "s")
+    assert result.exit_code == 1
+    assert errors(result) == [f"nothing to do: {tmp_path / 'E'} holds no task to play (bank); no run folder was made"]
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_name_too_long_for_a_folder_is_refused_before_any_folder_is_made(tasks, tmp_path):

@@ -268,6 +268,8 @@ def run(
         default_sop=default_sop,
     )
     report = _play(job, config, show_progress=not people)  # no bar under a person's prompts
+    if report is None:
+        return
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
     _show_run(job, report, agent, as_json)
@@ -309,10 +311,11 @@ def _run_config(**settings: Any) -> RunConfig:
         raise UserError(_first_error(exc)) from None
 
 
-def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
+def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport | None:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
-    first (with its own progress bar) when no --tasks is given, once every option is checked."""
-    from sopbench.runner import RunConfigError, StoreError
+    first (with its own progress bar) when no --tasks is given, once every option is checked. None
+    when the task files hold no task (nothing to do)."""
+    from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
     from sopbench.runner import run as run_agents
 
     try:
@@ -321,6 +324,9 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
             default_task_set(job)  # built now; the run plays it (tasks None)
         with EpisodeProgress(job, show=show_progress) as progress:
             return run_agents(config, progress=progress.update)
+    except NoTaskToPlay as exc:  # exit 1, and no run folder was made
+        job.nothing_to_do(f"{exc}; no run folder was made")
+        return None
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
 

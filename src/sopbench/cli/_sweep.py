@@ -56,7 +56,7 @@ def sweep(
     from contextlib import nullcontext
 
     from sopbench.report import render_leaderboard
-    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
     from sopbench.sweep import (
         RayUnavailable,
         SweepDisplay,
@@ -87,6 +87,9 @@ def sweep(
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
             report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
+    except NoTaskToPlay as exc:  # exit 1, and no run folder was made
+        job.nothing_to_do(f"{exc}; no run folder was made")
+        return
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None

@@ -37,7 +37,7 @@ from ._row import (
     EpisodeRow,
     Status,
 )
-from ._run import RunRefused, run, run_many
+from ._run import NoTaskToPlay, RunRefused, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
@@ -67,6 +67,7 @@ __all__ = [
     "IDENTITY_FIELDS",
     "LOCK_NAME",
     "NOT_IDENTITY_OPTIONS",
+    "NoTaskToPlay",
     "RunInterrupted",
     "RunRefused",
     "RunLock",

@@ -188,6 +188,10 @@ async def _run_async(
         await asyncio.gather(*pending, return_exceptions=True)
 
 
+class NoTaskToPlay(RunConfigError):
+    """The task files hold no task of the run's domains: refused before any folder is made or bound."""
+
+
 class RunRefused(RunConfigError):
     """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
     request the server calls invalid), or an agent broke its contract: an error of the invocation.
@@ -257,7 +261,7 @@ def _run_many(
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
             if not selected:  # refused before its folder is made or bound to no task
-                raise RunConfigError(f"{config.tasks_path}: holds no task to play ({', '.join(config.domains)})")
+                raise NoTaskToPlay(f"{config.tasks_path} holds no task to play ({', '.join(config.domains)})")
             task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
             episodes = plan_episodes(config, selected)
             if (config.output / STORE_NAME).is_file():
