@@ -19,7 +19,6 @@ from sopbench.runner import (
     select_tasks,
 )
 from sopbench.scoring import SOUND
-from sopbench.tasks import Task
 
 from ._file import Configuration, SweepError
 
@@ -106,35 +105,18 @@ def run_sweep(
         reports = exc.reports
     report.reports = dict(zip(names, reports, strict=True))
     report.leaderboard = build_leaderboard(
-        [], SOUND, run_folders=[c.config.output for c in configurations], tasks=_played_tasks(configurations)
+        [], SOUND, run_folders=[c.config.output for c in configurations]
     )
     return report
 
 
-def _played_tasks(configurations: list[Configuration]) -> list[Task]:
-    """Every task the configurations play, once (the refuse-all row's tasks: a sweep has one task set,
-    its configurations may differ in domains and limit)."""
-    seen: dict[tuple[str, str], Task] = {}
-    for selected in _selections(configurations).values():
-        for task, task_id in selected:
-            seen.setdefault((task.domain, task_id), task)
-    return list(seen.values())
-
-
-def _selections(configurations: list[Configuration]) -> dict[str, list[tuple[Task, str]]]:
-    """The tasks of each distinct task set, domains and limit among the configurations (read once)."""
-    selections: dict[str, list[tuple[Task, str]]] = {}
-    for configuration in configurations:
-        key = configuration.config.model_dump_json(include={"tasks", "domains", "limit"})
-        if key not in selections:
-            selections[key] = select_tasks(configuration.config)
-    return selections
-
-
 def planned_episodes(configurations: list[Configuration]) -> int:
     """Episodes over the whole sweep (finished ones included): the total bar's length."""
-    selections = _selections(configurations)
-    return sum(
-        len(selections[c.config.model_dump_json(include={"tasks", "domains", "limit"})]) * c.config.runs
-        for c in configurations
-    )
+    selected: dict[str, int] = {}  # tasks per task set, domains and limit (read once)
+    total = 0
+    for configuration in configurations:
+        key = configuration.config.model_dump_json(include={"tasks", "domains", "limit"})
+        if key not in selected:
+            selected[key] = len(select_tasks(configuration.config))
+        total += selected[key] * configuration.config.runs
+    return total
