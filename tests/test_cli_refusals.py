@@ -103,16 +103,21 @@ def test_a_folder_with_both_forms_of_a_task_file_is_refused_on_read(generated, r
     assert not list(tmp_path.glob("out*"))
 
 
-def test_sources_without_an_episode_exit_1_with_one_line_and_no_report(tmp_path):
+def test_sources_without_an_episode_exit_1_with_one_line(tmp_path):
     (tmp_path / "empty" / "bank").mkdir(parents=True)
     (tmp_path / "empty" / "bank" / TRAJECTORY).write_text("[]")
-    for verb, output in (("report", tmp_path / "r.html"), ("leaderboard", tmp_path / "board.md")):
-        result = sopbench(verb, tmp_path / "empty", "-o", output)
-        assert result.exit_code == 1
-        assert lines(result) == [
-            f"nothing to do: no episode to score in {tmp_path / 'empty'}; {output} not written"
-        ]
-        assert not output.exists()
+    report = tmp_path / "r.html"
+    result = sopbench("report", tmp_path / "empty", "-o", report)
+    assert result.exit_code == 1
+    assert lines(result) == [
+        f"nothing to do: no episode to score in {tmp_path / 'empty'}; {report} not written"
+    ]
+    assert not report.exists()
+    board = tmp_path / "board.md"
+    result = sopbench("leaderboard", tmp_path / "empty", "-o", board)
+    assert result.exit_code == 1
+    assert lines(result)[-1] == f"nothing to do: no episode to score in {tmp_path / 'empty'}"
+    assert board.exists()  # the table, without a row of the sources
 
 
 @pytest.mark.parametrize(
