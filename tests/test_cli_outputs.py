@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import typer
+import typer.core
 from typer.testing import CliRunner
 
 from sopbench.cli import app
@@ -80,6 +81,7 @@ VERBS = (
     Row("report", ("R", "traj", "--tasks-dir", "T"), (TRAJECTORY, TASK_FILE), {"--output": "new.html"}),
     Row("view", ("R", "traj", "--port", "0"), (TRAJECTORY,)),
     Row("serve-local", ("--model-path", "model.gguf", "--port", "0"), ("model.gguf",)),
+    Row("data fetch", ("--domain", "bank", "--from", "http://127.0.0.1:9"), ()),  # writes the user cache
 )
 
 # A character device (a sandbox may have replaced /dev/null with a plain file).
@@ -101,12 +103,23 @@ PROTECTED = {
 
 
 def commands() -> dict[str, list[tuple[str, str]]]:
-    """Each registered verb's output options (name, metavar), read from the command line itself."""
-    group = typer.main.get_command(app)
-    return {
-        name: [(p.opts[0], p.metavar) for p in command.params if {"--output", "--problems"} & set(p.opts)]
-        for name, command in group.commands.items()  # type: ignore[attr-defined]
-    }
+    """Each registered verb's output options (name, metavar), read from the command line itself; a
+    verb of a group (``data fetch``) is named with its group."""
+    found: dict[str, list[tuple[str, str]]] = {}
+
+    def walk(group: typer.core.TyperGroup, prefix: str) -> None:
+        for name, command in group.commands.items():
+            if isinstance(command, typer.core.TyperGroup):
+                walk(command, f"{prefix}{name} ")
+            else:
+                found[f"{prefix}{name}"] = [
+                    (p.opts[0], p.metavar) for p in command.params if {"--output", "--problems"} & set(p.opts)
+                ]
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, typer.core.TyperGroup)
+    walk(root, "")
+    return found
 
 
 def cases() -> list:
@@ -211,7 +224,7 @@ def test_no_output_replaces_an_input_a_store_or_a_special_file(
         os.symlink(row.reads[0], "input-link")
     before = snapshot(world)
     outputs = {**row.needs, option: target}
-    args = [row.verb, *row.args, *(part for pair in outputs.items() for part in pair)]
+    args = [*row.verb.split(), *row.args, *(part for pair in outputs.items() for part in pair)]
     try:
         result = CliRunner().invoke(app, args)
     finally:

@@ -9,6 +9,7 @@ and stops it with its whole process group. ``bundled_gguf`` finds the tiny model
 ...     print(server.base_url, server.model_name)
 """
 
+from ._estimate import Speed, measure_speed
 from ._serve import (
     CHAT_FORMAT,
     DEFAULT_CTX,
@@ -37,4 +38,6 @@ __all__ = [
     "missing_server_modules",
     "model_name_of",
     "server_command",
+    "Speed",
+    "measure_speed",
 ]

@@ -278,8 +278,11 @@ def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
         os.killpg(process.pid, signum)
 
 
-def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "act-only")) -> list[str]:
-    """What ``serve-local`` prints once the server answers: where it is and how to run against it."""
+def describe(
+    server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "act-only"), speed: str | None = None
+) -> list[str]:
+    """What ``serve-local`` prints once the server answers: where it is, how to run a few episodes
+    against it (``--limit``: the first tasks of one domain), and ``speed``, the time per episode."""
     return [
         f"base URL: {server.base_url}",
         f"model: {server.model_name}",
@@ -287,7 +290,9 @@ def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "a
         "run against it (in another terminal; no API key is needed; it answers one request at a time):",
         *(
             f"  sopbench run --agent openai --base-url {server.base_url} "
-            f"--model {server.model_name} --tool-mode {mode} --endpoint-slots 1 --output runs/local-{mode}"
+            f"--model {server.model_name} --tool-mode {mode} --endpoint-slots 1 --domain university --limit 5 "
+            f"--output runs/local-{mode}"
             for mode in tool_modes
         ),
+        f"each of these plays 5 episodes: {speed}" if speed else "each of these plays 5 episodes",
     ]
