@@ -30,11 +30,13 @@ STDOUT = "-"
 
 
 class UserError(Exception):
-    """A mistake the user can fix: printed as one line (no traceback), exit ``exit_code``."""
+    """A mistake the user can fix: printed as one line ``<kind>: <message>`` (no traceback), exit
+    ``exit_code``; ``kind="nothing to do"`` (exit 1) when the inputs hold nothing to work on."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE, *, kind: str = "error") -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.kind = kind
 
 
 def out_console() -> Console:

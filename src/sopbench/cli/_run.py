@@ -11,7 +11,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job, err_console, out_console
+from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
 from ._next import next_steps
 from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
@@ -271,8 +271,6 @@ def run(
         default_sop=default_sop,
     )
     report = _play(job, config, show_progress=not people)  # no bar under a person's prompts
-    if report is None:
-        return
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
     _show_run(job, report, agent, as_json)
@@ -314,10 +312,9 @@ def _run_config(**settings: Any) -> RunConfig:
         raise UserError(_first_error(exc)) from None
 
 
-def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport | None:
+def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
-    first (with its own progress bar) when no --tasks is given, once every option is checked. None
-    when the task files hold no task (nothing to do)."""
+    first (with its own progress bar) when no --tasks is given, once every option is checked."""
     from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
     from sopbench.runner import run as run_agents
 
@@ -327,9 +324,8 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport | No
             default_task_set(job)  # built now; the run plays it (tasks None)
         with EpisodeProgress(job, show=show_progress) as progress:
             return run_agents(config, progress=progress.update)
-    except NoTaskToPlay as exc:  # exit 1, and no run folder was made
-        job.nothing_to_do(f"{exc}; no run folder was made")
-        return None
+    except NoTaskToPlay as exc:  # no run folder was made
+        raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
 

@@ -10,7 +10,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job
+from ._job import EXIT_PARTIAL, Job, UserError, current_job
 from ._options import what_is
 
 if TYPE_CHECKING:
@@ -87,9 +87,8 @@ def sweep(
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
             report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
-    except NoTaskToPlay as exc:  # exit 1, and no run folder was made
-        job.nothing_to_do(f"{exc}; no run folder was made")
-        return
+    except NoTaskToPlay as exc:  # no run folder was made
+        raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
     assert report.leaderboard is not None
