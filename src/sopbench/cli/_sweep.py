@@ -15,7 +15,7 @@ from ._options import what_is
 
 if TYPE_CHECKING:
     from sopbench.runner import RunReport
-    from sopbench.sweep import Configuration
+    from sopbench.sweep import Configuration, SweepReport
 
 File = Annotated[
     Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
@@ -53,20 +53,7 @@ def sweep(
     The whole file is checked before any episode. Running the same command again resumes every
     configuration; configurations added to the file are run, changed ones are refused.
     """
-    from contextlib import nullcontext
-
     from sopbench.report import render_leaderboard
-    from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
-    from sopbench.sweep import (
-        RayUnavailable,
-        SweepDisplay,
-        SweepError,
-        expand,
-        planned_episodes,
-        ray_player,
-        read_sweep,
-        run_sweep,
-    )
 
     job = current_job()
     if executor not in ("local", "ray"):
@@ -80,21 +67,46 @@ def sweep(
         )
     job.output_folder(output, new_folders=True)
     target = job.output(None, "stdout")
+    report = _run(job, file, output, executor, address)
+    assert report.leaderboard is not None
+    job.finish(f"{len(report.reports)} configurations in {output}")
+    job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+    _name_incomplete(job, report.reports)
+
+
+def _run(job: Job, file: Path, output: Path, executor: str, address: str | None) -> SweepReport:
+    """Read, expand and run the sweep file; its mistakes are usage errors, and Ctrl-C says what
+    each configuration has stored."""
+    from contextlib import nullcontext
+
+    from sopbench.runner import NoTaskToPlay, RunConfigError, RunInterrupted, StoreError
+    from sopbench.sweep import (
+        RayUnavailable,
+        SweepDisplay,
+        SweepError,
+        expand,
+        planned_episodes,
+        ray_player,
+        read_sweep,
+        run_sweep,
+        stored_when_interrupted,
+    )
+
+    configurations = []
     try:
         sweep_file = read_sweep(file)
         configurations = expand(sweep_file, output, str(file))
         _declare_stores_and_tasks(job, configurations)
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
-            report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
+            return run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
+    except RunInterrupted as exc:
+        job.finish(stored_when_interrupted(exc, configurations))
+        raise
     except NoTaskToPlay as exc:  # no run folder was made
         raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
-    assert report.leaderboard is not None
-    job.finish(f"{len(report.reports)} configurations in {output}")
-    job.write_text(target, render_leaderboard(report.leaderboard, output_format))
-    _name_incomplete(job, report.reports)
 
 
 def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> None:
