@@ -14,7 +14,7 @@ from ._app import app
 from ._contract import verb
 from ._job import Job, OutputTarget, UserError, current_job, err_console
 from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of, rank_choices
-from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors
+from ._sources import baseline_tasks, find_sources, no_episode, nothing_found, run_folder_errors
 
 OutputOption = Annotated[
     Path | None,
@@ -100,6 +100,7 @@ def report(
         ) from None
 
     job = current_job()
+    _check_viewer_url(viewer_url)
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
     price_table = price_table_of(prices)
     choice("--rank-by", rank_by, rank_choices())
@@ -117,6 +118,9 @@ def report(
             progress=advance, on_problem=job.problem,
             on_warning=lambda text: err_console().print(text, markup=False),
         )
+    if built.episodes == 0:
+        no_episode(sources, target if target is not None else folder)
+        return
     if target is None:
         assert folder is not None  # _targets gives one of the two
         _write_site(job, folder, built)
@@ -148,3 +152,18 @@ def _write_site(job: Job, folder: Path, built: HtmlReport) -> None:
         except SiteError as exc:
             raise UserError(f"--site {exc}") from None
     err_console().print(f"wrote {folder}: {pages} pages; open {folder / 'index.html'}", markup=False)
+
+
+def _check_viewer_url(url: str) -> None:
+    """Every number of the report links there: an http(s) address only (a ``javascript:`` or
+    ``data:`` link would run or show whatever it holds when a reader clicks a number)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise UserError(f"--viewer-url {url}: not a URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"--viewer-url {url}: give an http:// or https:// address (where sopbench view serves the sources)"
+        )

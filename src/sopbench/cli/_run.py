@@ -11,7 +11,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job, err_console, out_console
+from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
 from ._next import next_steps
 from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
@@ -295,7 +295,7 @@ def _declare_paths(
     from sopbench.runner import store_files
 
     if tasks is not None:
-        job.inputs([tasks], "--tasks")
+        job.inputs([tasks], "--tasks", contents=True)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)
@@ -317,7 +317,7 @@ def _run_config(**settings: Any) -> RunConfig:
 def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
     first (with its own progress bar) when no --tasks is given, once every option is checked."""
-    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
     from sopbench.runner import run as run_agents
 
     try:
@@ -326,6 +326,8 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
             default_task_set(job)  # built now; the run plays it (tasks None)
         with EpisodeProgress(job, show=show_progress) as progress:
             return run_agents(config, progress=progress.update)
+    except NoTaskToPlay as exc:  # no run folder was made
+        raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
 

@@ -15,6 +15,7 @@ from sopbench.runner import MAX_RUNS, MAX_SEED, RunConfig, RunConfigError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_NAME_BYTES = 255  # a configuration's name is its run folder's: the longest file name most systems take
 
 
 # The keys of an [[agents]] / [user] entry that are options of the agent or user itself (the rest
@@ -269,6 +270,12 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         name = configuration_name(combination)
         if name in names:
             problems.append(f"{where}: duplicate configuration name {name!r}")
+            continue
+        if len(name.encode()) > MAX_NAME_BYTES:  # checked before any folder is made
+            problems.append(
+                f"{where}: configuration name {name[:40]}... is {len(name.encode())} bytes, and names a folder "
+                f"(at most {MAX_NAME_BYTES}): shorten the agent's name"
+            )
             continue
         names.add(name)
         agent = by_name[combination["agent"]]

@@ -10,8 +10,8 @@ from sopbench._io import LoadError
 from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 
 from ._digest import canonical_task_bytes, task_digest, task_json
-from ._files import task_file
-from ._load import TASK_FIELDS, iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
+from ._files import domain_task_files, iter_all_tasks, task_file
+from ._load import TASK_FIELDS, load_tasks, parse_task_json, task_file_domain, task_from_json
 from ._model import Task
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "task_digest",
     "task_json",
     "ToolNode",
+    "domain_task_files",
     "iter_all_tasks",
     "load_tasks",
     "parse_task_json",
