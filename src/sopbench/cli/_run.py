@@ -56,17 +56,22 @@ Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the fi
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
 RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")]
 SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")]
+# No default here: a limit not given is the published one (``sopbench.domains.MAX_MESSAGES`` /
+# ``MAX_CALLS``, the run configuration's defaults), written once; the CLI never imports the domains
+# just to show it.
 MaxTurns = Annotated[
-    int,
+    int | None,
     typer.Option(
         min=1,
         metavar="N",
+        show_default=False,
         help="Message limit, checked before each reply as published (20): no reply is asked for once "
         "the transcript holds N messages; the answers to the last reply's calls may take it past N.",
     ),
 ]
 MaxActions = Annotated[
-    int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
+    int | None,
+    typer.Option(min=1, metavar="N", show_default=False, help="Executed calls per episode (published: 10)."),
 ]
 EpisodeTimeout = Annotated[
     float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
@@ -196,8 +201,8 @@ def run(
     concurrency: Concurrency = 8,
     runs: RunsOption = 1,
     seed: SeedOption = 0,
-    max_turns: MaxTurns = 20,
-    max_actions: MaxActions = 10,
+    max_turns: MaxTurns = None,
+    max_actions: MaxActions = None,
     episode_timeout: EpisodeTimeout = 600.0,
     base_url: BaseUrl = None,
     model: ModelOption = None,
@@ -265,8 +270,8 @@ def run(
     config = _run_config(
         domains=domain, agent=agent, agent_options=agent_options, user=user, user_options=user_options,
         tasks=tasks, output=output, tool_list=tool_list, limit=limit,
-        concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
-        max_actions=max_actions, episode_timeout=None if people else episode_timeout, baselines=baselines,
+        concurrency=1 if people else concurrency, runs=runs, seed=seed, **_given(max_turns=max_turns,
+        max_actions=max_actions), episode_timeout=None if people else episode_timeout, baselines=baselines,
         env_mode=env_mode, shuffle_tools=shuffle_tools, constraint_format=constraint_format,
         default_sop=default_sop,
     )

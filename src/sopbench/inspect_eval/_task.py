@@ -28,6 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sopbench.agents import Usage, user_factory
 from sopbench.constraints import dump
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES
 from sopbench.runner import (
     Limits,
     RunConfig,
@@ -98,8 +99,8 @@ def sopbench(
     seed: int = 0,
     user: str = "none",
     limit: int | None = None,
-    max_turns: int = 20,
-    max_actions: int = 10,
+    max_turns: int = MAX_MESSAGES,
+    max_actions: int = MAX_CALLS,
 ) -> Task:
     """SOPBench: does the model follow each action's standard operating procedure?
 
