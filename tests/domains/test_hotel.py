@@ -22,11 +22,11 @@ from sopbench.constraints import Single, parse
 from sopbench.domains import (
     LenientSystem,
     StrictSystem,
-    canonical_json,
     required_actions,
     run_reference_path,
 )
 from sopbench.domains.hotel import DOMAIN, HotelDatabase, new_session
+from sopbench.evaluation import canonical_json
 from sopbench.tasks import Task
 
 SOP_FILE = Path(hotel_package.__file__).with_name("sop.json")

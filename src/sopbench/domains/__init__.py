@@ -7,8 +7,6 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
-from sopbench.evaluation import canonical_json
-
 from ._catalogue import Catalogue, ToolSignature, parameter_problem
 from ._derive import (
     DependencyOption,
@@ -126,7 +124,6 @@ __all__ = [
     "ToolSignature",
     "ToolSpec",
     "action_graph",
-    "canonical_json",
     "cold_derivations",
     "default_action_graphs",
     "default_dependencies",
