@@ -173,6 +173,16 @@ ConstraintFormat = Annotated[
 DefaultSop = Annotated[
     str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
 ]
+NoAction = Annotated[
+    str | None,
+    typer.Option(
+        metavar="READING",
+        show_default=False,
+        help="Which tool names make a reply a reply without calls, for every agent: published (the "
+        "simulator's: none or n/a, in any case; the default) or wide (also na, null and an empty name, "
+        "spaces around them ignored). A setting of the run: a folder resumes only with the same one.",
+    ),
+]
 PluginOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -229,6 +239,7 @@ def run(
     shuffle_tools: ShuffleTools = False,
     constraint_format: ConstraintFormat = "structured",
     default_sop: DefaultSop = "full",
+    no_action: NoAction = None,
     plugin: PluginOption = None,
     as_json: AsJson = False,
 ) -> None:
@@ -271,7 +282,7 @@ def run(
         domains=domain, agent=agent, agent_options=agent_options, user=user, user_options=user_options,
         tasks=tasks, output=output, tool_list=tool_list, limit=limit,
         concurrency=1 if people else concurrency, runs=runs, seed=seed, **_given(max_turns=max_turns,
-        max_actions=max_actions), episode_timeout=None if people else episode_timeout, baselines=baselines,
+        max_actions=max_actions, no_action=no_action), episode_timeout=None if people else episode_timeout, baselines=baselines,
         env_mode=env_mode, shuffle_tools=shuffle_tools, constraint_format=constraint_format,
         default_sop=default_sop,
     )

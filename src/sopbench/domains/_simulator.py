@@ -25,6 +25,13 @@ NO_ACTION_NAMES = frozenset({"none", "n/a"})
 # simulator's no-action names and two more spellings models write for them.
 PLACEHOLDER_NAMES = frozenset({"n/a", "na", "none", "null"})
 
+# How a call's name is read as "no action" (a run setting, recorded in its manifest when not the
+# default): ``published``, the simulator's rule (``NO_ACTION_NAMES`` in any case, nothing else; a call
+# of "null" or " N/A " is answered "Error: Tool ... not found."), or ``wide``: also the evaluator's
+# other placeholders (``PLACEHOLDER_NAMES``) and the empty name, spaces around any of them ignored.
+NoActionReading = Literal["published", "wide"]
+NO_ACTION_READINGS: tuple[str, ...] = ("published", "wide")
+
 # The published loop's limits: messages in the transcript (the opening included) and answered calls.
 MAX_MESSAGES = 20
 MAX_CALLS = 10
@@ -39,8 +46,12 @@ TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
 NEVER_OFFERED = frozenset({"internal_get_database"})
 
 
-def is_no_action(name: str) -> bool:
-    """Whether a call of ``name`` makes its message a message without calls (the simulator's rule)."""
+def is_no_action(name: str, reading: NoActionReading = "published") -> bool:
+    """Whether a call of ``name`` makes its message a message without calls, under ``reading``
+    (default: the simulator's rule). The runner applies it to every agent's replies; an agent that
+    parses text replies reads its ``Action:`` line with it and the episode's reading."""
+    if reading == "wide":
+        return name.strip().lower() in PLACEHOLDER_NAMES or not name.strip()
     return name.lower() in NO_ACTION_NAMES
 
 

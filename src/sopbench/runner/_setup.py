@@ -13,6 +13,7 @@ from sopbench.domains import (
     EXIT_TOOL,
     DependencyOption,
     Domain,
+    NoActionReading,
     full_offer,
     get_domain,
     parameters_schema,
@@ -100,6 +101,7 @@ def episode_setup(
     shuffle_tools: bool = False,
     constraint_format: str = "structured",
     default_sop: str = "full",
+    no_action: NoActionReading = "published",
 ) -> EpisodeSetup:
     """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings);
     ``offer_exit`` is False when the user holds ``exit_conversation``.
@@ -108,6 +110,7 @@ def episode_setup(
     constraint (the environment enforces them); ``shuffle_tools`` shuffles the tool list (and so
     the listing), seeded by ``seed``; ``default_sop`` ("full" or "required") is the SOP listed for
     every action but the goal; ``constraint_format`` ("structured" or "old") how it is worded.
+    ``no_action``: how a call's name is read as "no action" (``domains.is_no_action``).
     """
     domain, schemas, defaults, table = _domain_facts(task.domain, default_sop)
     names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
@@ -139,6 +142,7 @@ def episode_setup(
         verifiers=table,
         env_mode=env_mode,
         constraint_format=constraint_format,
+        no_action=no_action,
     )
 
 
