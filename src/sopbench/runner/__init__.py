@@ -54,7 +54,7 @@ from ._row import (
 from ._run import run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
+from ._setup import episode_setup, offered_tools, published_offer, tool_schema
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,
@@ -150,7 +150,6 @@ __all__ = [
     "score_finished_episode",
     "select_tasks",
     "shown_notes",
-    "task_ids",
     "tool_schema",
     "trajectory_file_name",
     "verdict_column",

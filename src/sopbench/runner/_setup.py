@@ -144,15 +144,3 @@ def episode_setup(
         constraint_format=constraint_format,
         no_action=no_action,
     )
-
-
-def task_ids(tasks: list[Task]) -> list[str]:
-    """``"<domain>/<goal>[<i>]"`` for each task, i its position in its goal's list (file order)."""
-    seen: dict[tuple[str, str], int] = {}
-    ids = []
-    for task in tasks:
-        key = (task.domain, task.goal)
-        position = seen.get(key, 0)
-        seen[key] = position + 1
-        ids.append(f"{task.domain}/{task.goal}[{position}]")
-    return ids

@@ -12,7 +12,7 @@ from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 from ._digest import task_digest, task_json
 from ._files import task_file
 from ._load import TASK_FIELDS, iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
-from ._model import Task
+from ._model import Task, task_ids
 
 __all__ = [
     "TASK_FIELDS",
@@ -22,6 +22,7 @@ __all__ = [
     "LoadError",
     "Task",
     "task_digest",
+    "task_ids",
     "task_json",
     "ToolNode",
     "iter_all_tasks",
