@@ -286,17 +286,17 @@ def test_system_prompt_states_role_principles_and_each_actions_constraints():
 
 def test_system_prompt_lists_every_offered_action_of_a_published_task(published_tasks):
     from sopbench.agents import EpisodeSetup
-    from sopbench.domains import get_domain
+    from sopbench.domains import get_domain, published_offer
 
     bank = get_domain("bank")
     task = published_tasks("bank")[0]
-    tools = tuple(t.openai_schema() for t in bank.offered_tools())
+    tools = tuple(bank.tools[name].openai_schema() for name in published_offer(bank))
     setup = EpisodeSetup(
         "bank", "bank/x[0]", task, tools, {task.goal: task.constraints_original}, "full", 0, 0
     )
     prompt = build_system_prompt(setup, "act-only")
-    for tool in bank.offered_tools():
-        assert f"* {tool.name}" in prompt
+    for tool in published_offer(bank):
+        assert f"* {tool}" in prompt
     assert "{" + "username}" not in prompt.split("## Tools")[0]  # every template was filled
 
 

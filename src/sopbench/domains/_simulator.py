@@ -67,21 +67,29 @@ def graph_tools(task: Task) -> set[str]:
 
 def published_offer(
     domain: Domain, task: Task | None = None, tool_list: str | None = "full", also: Iterable[str] = ()
-) -> set[str]:
-    """The tools the published simulator offered: the domain's offered tools (``ToolSpec.offered``),
-    only the task graph's under ``tool_list`` "oracle", plus ``also`` (tools of the domain an older
-    recording shows were offered, such as ``internal_get_database``)."""
-    offered = {name for name, spec in domain.tools.items() if spec.offered}
-    if tool_list == "oracle" and task is not None:
-        offered &= graph_tools(task)
-    return offered | (set(also) & set(domain.tools))
+) -> list[str]:
+    """The tools the published simulator offered, in its prompt order: the domain's offered tools
+    (``ToolSpec.offered``), only the task graph's under ``tool_list`` "oracle", plus ``also`` (tools of
+    the domain an older recording shows were offered, such as ``internal_get_database``)."""
+    extra = set(also)
+    graph = graph_tools(task) if tool_list == "oracle" and task is not None else None
+    names = [
+        name
+        for name, spec in domain.tools.items()
+        if name in extra or (spec.offered and (graph is None or name in graph))
+    ]
+    return _in_prompt_order(domain, names)
 
 
 def full_offer(domain: Domain) -> list[str]:
     """sopbench's ``full`` tool list: every tool an agent may call, in the published prompt order."""
-    order = list(domain.catalogue.tools)
-    names = [name for name in domain.tools if name not in NEVER_OFFERED]
-    return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+    return _in_prompt_order(domain, [name for name in domain.tools if name not in NEVER_OFFERED])
+
+
+def _in_prompt_order(domain: Domain, names: list[str]) -> list[str]:
+    # the catalogue's order (the published prompt's); tools it does not list come last, as found
+    order = {name: position for position, name in enumerate(domain.catalogue.tools)}
+    return sorted(names, key=lambda name: order.get(name, len(order)))
 
 
 def sopbench_offer(domain: Domain, task: Task, tool_list: str) -> list[str]:

@@ -54,7 +54,7 @@ from ._row import (
 from ._run import run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import episode_setup, offered_tools, published_offer, tool_schema
+from ._setup import episode_setup, tool_schema
 from ._store import (
     LOCK_NAME,
     SCHEMA_VERSION,
@@ -134,11 +134,9 @@ __all__ = [
     "export_shown",
     "export_sopbench",
     "import_plugins",
-    "offered_tools",
     "open_existing",
     "play",
     "play_row",
-    "published_offer",
     "read_run_folder",
     "run_in_progress",
     "episode_record",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -18,9 +18,6 @@ from sopbench.domains import (
     get_domain,
     parameters_schema,
     sopbench_offer,
-)
-from sopbench.domains import (
-    published_offer as published_tool_set,
 )
 from sopbench.tasks import Task
 
@@ -74,19 +71,6 @@ def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
     }
 
 
-def offered_tools(task: Task, tool_list: str) -> list[str]:
-    """The tool names an agent is offered for ``task`` (``exit_conversation`` aside)."""
-    return sopbench_offer(get_domain(task.domain), task, tool_list)
-
-
-def published_offer(task: Task, tool_list: str, also: Iterable[str] = ()) -> list[str]:
-    """The tools the original simulator offered (no bank card goals; the task graph's for ``oracle``),
-    plus ``also`` (tools an older recording shows were offered, such as ``internal_get_database``)."""
-    domain = get_domain(task.domain)
-    offered = published_tool_set(domain, task, tool_list, also)
-    return [name for name in domain.tools if name in offered]
-
-
 def episode_setup(
     task: Task,
     task_id: str,
@@ -113,7 +97,7 @@ def episode_setup(
     ``no_action``: how a call's name is read as "no action" (``domains.is_no_action``).
     """
     domain, schemas, defaults, table = _domain_facts(task.domain, default_sop)
-    names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
+    names = list(tool_names) if tool_names is not None else sopbench_offer(domain, task, tool_list)
     if env_mode == "program":
         names = [name for name in names if not name.startswith("internal_")]
     if shuffle_tools:
