@@ -214,3 +214,33 @@ def start_chromium() -> Callable[[], Any]:
         return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
     return start
+
+
+@pytest.fixture(scope="session")
+def generated_bank_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``bank_tasks.json`` made by ``sopbench generate --domain bank`` (no published data needed)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("generated")
+    made = subprocess.run(
+        [sys.executable, "-m", "sopbench.cli", "generate", "--domain", "bank", "-o", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    return folder / "bank_tasks.json"
+
+
+@pytest.fixture(scope="session")
+def gzip_bomb() -> bytes:
+    """257 MiB of spaces in a JSON list, gzip-compressed (about 260 KB): one MiB past the bound on
+    a file sopbench reads."""
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = b" " * (1 << 20)
+    parts = [compressor.compress(b"[")]
+    parts += [compressor.compress(chunk) for _ in range(257)]
+    return b"".join([*parts, compressor.compress(b"]"), compressor.flush()])

@@ -127,3 +127,40 @@ def test_a_wrong_name_or_path_is_reported(tmp_path: Path) -> None:
     assert defines(PACKAGE / "evaluation" / "_model.py", "Verdict.passed")
     assert not defines(PACKAGE / "evaluation" / "_model.py", "Verdict.success")
     assert resolve("scoring/_nowhere.py") is not None and not resolve("scoring/_nowhere.py").is_file()
+
+
+DOTTED = re.compile(r"(\bimport\s+)?`(sopbench(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
+
+
+def resolves(dotted: str, *, module: bool) -> bool:
+    """A module, or (unless ``module``: the text says to import it) a name reached from the longest
+    importable module prefix."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0 if not module else len(parts) - 1, -1):
+        try:
+            value: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and not exc.name.startswith("sopbench"):
+                pytest.skip(f"{dotted} needs {exc.name}, not installed")
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(value, attribute):
+                return False
+            value = getattr(value, attribute)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+def test_every_dotted_name_a_document_gives_resolves(document: Path) -> None:
+    """`` `sopbench.x.y` ``: a module, or what a module defines (the README once named a module
+    ``sopbench.inspect_eval.reference_model`` that does not exist: it is a name in a package)."""
+    text = document.read_text()
+    wrong = [
+        f"{document.name}:{text.count(chr(10), 0, match.start(2)) + 1}: {match[2]}"
+        for match in DOTTED.finditer(text)  # over the whole text: "import" may end the line before
+        if not resolves(match[2], module=bool(match[1]))
+    ]
+    assert not wrong, "names that do not exist: " + "; ".join(wrong)

@@ -9,6 +9,8 @@ import pytest
 
 from sopbench._io import LoadError, read_json
 
+MAX_DOCUMENT_DEPTH = 254  # the documented bound on a file: what orjson writes back
+
 
 @pytest.mark.parametrize(
     ("name", "data"),
@@ -40,4 +42,26 @@ def test_damaged_gzip_is_a_load_error_naming_the_file(tmp_path: Path, damage) ->
     path = tmp_path / "broken.json.gz"
     path.write_bytes(damage(gzip.compress(b"[1, 2]")))
     with pytest.raises(LoadError, match=r"broken\.json\.gz: truncated or corrupt gzip data"):
+        read_json(path)
+
+
+def test_a_gzip_bomb_is_a_load_error_and_never_inflated_whole(tmp_path, gzip_bomb):
+    path = tmp_path / "bank" / "bomb.json.gz"
+    path.parent.mkdir()
+    path.write_bytes(gzip_bomb)
+    with pytest.raises(LoadError, match=r"bomb\.json\.gz: inflates to more than 256 MiB"):
+        read_json(path)
+
+
+def test_two_gzip_members_are_bounded_together(tmp_path):
+    path = tmp_path / "two.json.gz"
+    path.write_bytes(gzip.compress(b"[1, ") + gzip.compress(b"2]"))
+    assert read_json(path) == [1, 2]
+
+
+@pytest.mark.parametrize("depth", [MAX_DOCUMENT_DEPTH + 1, 1000, 1025, 100_000])
+def test_a_file_nested_past_the_bound_is_a_load_error(tmp_path, depth):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * depth + "]" * depth)
+    with pytest.raises(LoadError, match=rf"deep\.json: JSON nested deeper than {MAX_DOCUMENT_DEPTH} levels$"):
         read_json(path)

@@ -1,4 +1,5 @@
 """Reading helpers shared by the task and trajectory loaders, and the one atomic file write.
+Files are read within the bounds of ``sopbench._json`` (size, inflated size, JSON depth).
 
 Every failure while reading published data becomes one ``LoadError`` that names the file, the record
 (or task) and the field, e.g. ``bank/foo.json.gz: record 3: field "task": missing``. Validators raise
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import gc
 import gzip
-import json
+import io
 import os
 import tempfile
+import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
@@ -22,15 +24,15 @@ from typing import IO, Any, TypeAlias, cast
 
 import orjson
 
+from sopbench._json import MAX_FILE_BYTES, MAX_INFLATION_RATIO, JsonBoundError, decode_document, size_text
 from sopbench.constraints import clip
 
-_gzip: ModuleType = gzip
 _zlib: ModuleType = zlib
 _GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
 try:  # ISA-L's gunzip is ~10x faster than zlib's on the published files (gunzip was a third of loading)
-    from isal import igzip, isal_zlib
+    from isal import isal_zlib
 
-    _gzip, _zlib = igzip, isal_zlib
+    _zlib = isal_zlib
     # isal's stub declares its error an instance; at run time it is the exception class
     _GZIP_ERRORS = (*_GZIP_ERRORS, cast(type[BaseException], isal_zlib.error))
 except ImportError:  # the optional fast path: the standard library reads the same files
@@ -71,9 +73,15 @@ class LoadError(Exception):
         self.item = item  # what ``record`` counts: "record" in trajectory files, "task" in task files
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, *, full_path: bool = False) -> str:
+        """The one-line message; the file as ``<folder>/<file>``, or with ``full_path`` as it was
+        given (what a list of skipped files shows: eleven files under ``runs/*/bank/`` once read
+        alike)."""
         parts = []
         if self.file is not None:
-            parts.append(display_path(self.file))
+            parts.append(str(self.file) if full_path else display_path(self.file))
         if self.record is not None:
             parts.append(f"{self.item} {self.record}")
         if self.field:
@@ -150,9 +158,12 @@ def read_bytes(path: StrPath) -> bytes:
     return _read(Path(path))[0]
 
 
-def _read(path: Path) -> tuple[bytes, bool]:
-    """The file's bytes (gunzipped when they start with the gzip magic) and whether they were gzip."""
+def _read(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes, bool]:
+    """The file's bytes (gunzipped when they start with the gzip magic) and whether they were gzip;
+    ``LoadError`` when either is larger than ``limit``."""
     try:
+        if path.stat().st_size > limit:
+            raise LoadError(f"larger than {size_text(limit)}, the bound on a file sopbench reads", file=path)
         data = path.read_bytes()
     except IsADirectoryError:
         try:
@@ -165,24 +176,91 @@ def _read(path: Path) -> tuple[bytes, bool]:
     if data[:2] != GZIP_MAGIC:
         return data, False
     try:
-        return _gunzip(data), True
+        out = _gunzip(data, limit)
     except _GZIP_ERRORS as exc:  # BadGzipFile is an OSError; truncation is EOFError
         raise LoadError(f"truncated or corrupt gzip data ({exc})", file=path) from None
+    if len(out) > limit:
+        raise LoadError(
+            f"inflates to more than {size_text(limit)}, the bound on a file sopbench reads", file=path
+        )
+    return out, True
 
 
-def _gunzip(data: bytes) -> bytes:
-    """``gzip.decompress(data)``; a file of one whole gzip member takes a third less time."""
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """``gzip.decompress(data)``, stopping past ``limit`` bytes (a gzip bomb is never inflated
+    whole); a file of one whole gzip member takes a third less time."""
     try:
         # One zlib stream with the gzip wrapper (which checks the CRC and length), without the
         # member loop of gzip.decompress.
         stream = _zlib.decompressobj(wbits=31)
-        out = stream.decompress(data)
-        if stream.eof and not stream.unused_data.strip(b"\0"):
+        out = stream.decompress(data, limit + 1)
+        if len(out) > limit or (stream.eof and not stream.unused_data.strip(b"\0")):
             return out
     except _GZIP_ERRORS:
         pass
     # Several members, trailing data, truncation or corruption: gzip's own reading and errors.
-    return _gzip.decompress(data)
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as members:
+        return members.read(limit + 1)
+
+
+def walk_files(folder: Path, wanted: Callable[[str], bool]) -> tuple[list[Path], list[Path]]:
+    """(the files below ``folder`` whose name is ``wanted``, the folders that could not be listed),
+    each sorted. Symlinks are followed, but each real folder is visited once: two links that loop
+    (``self -> ../loop``, ``bank/up -> ..``) once made ``os.walk(followlinks=True)`` explore an
+    exponential number of paths. The one walker of folders given on the command line."""
+    found: list[Path] = []
+    unreadable: list[Path] = []
+    visited: set[tuple[int, int]] = set()
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            status = current.stat()
+            key = (status.st_dev, status.st_ino)
+            if key in visited:
+                continue
+            visited.add(key)
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError:
+            unreadable.append(current)
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir():  # follows a link
+                    pending.append(Path(entry.path))
+                elif wanted(entry.name) and entry.is_file():
+                    found.append(Path(entry.path))
+            except OSError:  # a link that loops on itself, or a file gone meanwhile
+                continue
+    return sorted(found), sorted(unreadable)
+
+
+def check_zip_archive(path: StrPath) -> None:
+    """``LoadError`` (one line, naming the member) unless ``path`` is a zip archive whose every
+    member inflates to at most ``MAX_FILE_BYTES`` and, past 1 MiB, at most ``MAX_INFLATION_RATIO``
+    times its compressed size. Read before any member is inflated; Python's zipfile then never
+    yields more than a member's declared size, so the declared sizes are the bound."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise LoadError(f"not a readable zip archive ({exc})", file=path) from None
+    for member in members:
+        inflated = member.file_size
+        if inflated > MAX_FILE_BYTES:
+            raise LoadError(
+                f"member {member.filename!r} inflates to {size_text(inflated)}, more than the "
+                f"{size_text(MAX_FILE_BYTES)} sopbench reads",
+                file=path,
+            )
+        if inflated > 1 << 20 and inflated > MAX_INFLATION_RATIO * max(member.compress_size, 1):
+            raise LoadError(
+                f"member {member.filename!r} inflates {inflated // max(member.compress_size, 1):,} times "
+                f"(to {size_text(inflated)}; more than {MAX_INFLATION_RATIO:,} times is taken for a zip bomb)",
+                file=path,
+            )
 
 
 @contextmanager
@@ -218,25 +296,15 @@ def read_json(path: StrPath) -> Any:
     path = Path(path)
     data, was_gzip = _read(path)
     try:
-        return orjson.loads(data)
+        return decode_document(data)
+    except JsonBoundError as exc:
+        raise LoadError(f"JSON {exc}", file=path) from None
     except orjson.JSONDecodeError as exc:
         if not was_gzip and path.name.endswith(".gz"):
             raise LoadError(
                 "not gzip data (the name ends in .gz, the content is neither gzip nor JSON)", file=path
             ) from None
         raise LoadError(f"invalid JSON ({exc})", file=path) from None
-
-
-def decode_json_text(text: str) -> Any:
-    """Decode JSON text as the original simulator did (Python's ``json``), using orjson when it can.
-
-    orjson is stricter than ``json`` (it rejects ``NaN``, ``Infinity`` and lone surrogates), so text it
-    refuses gets a second chance; only what ``json`` also refuses raises ``ValueError``.
-    """
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 # -- validating decoded JSON ---------------------------------------------------------------------------

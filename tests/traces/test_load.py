@@ -451,4 +451,4 @@ def test_absurdly_deep_input_is_a_load_error_not_a_crash(make_record) -> None:
         record_from_json(raw, file="bank/x.json")
     raw["task"]["constraints"] = None
     call = record_from_json(raw).runs[0].messages[1].tool_calls[0]
-    assert (call.arguments, call.arguments_error) == (None, "JSON nested too deeply")
+    assert (call.arguments, call.arguments_error) == (None, "JSON nested deeper than 64 levels")

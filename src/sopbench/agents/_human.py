@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from sopbench._json import decode_bounded
 from sopbench.domains import EXIT_TOOL
 
 from ._protocol import (
@@ -160,8 +161,8 @@ class HumanAgent(Agent):
     def problem(self, name: str, text: str) -> str | None:
         """Why ``name {text}`` cannot be sent (None: it can)."""
         try:
-            arguments = json.loads(text or "{}")
-        except json.JSONDecodeError as exc:
+            arguments = decode_bounded(text or "{}")
+        except ValueError as exc:  # not JSON, or deeper or larger than the bound
             return f"the arguments are not JSON: {exc}"
         if not isinstance(arguments, dict):
             return "the arguments must be a JSON object, like {\"username\": \"alice\"}"

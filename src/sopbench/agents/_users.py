@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sopbench._io import LoadError, read_json
 from sopbench.domains import EXIT_TOOL
 
 from ._protocol import EpisodeSetup, Message, User, UserTurn, register_user
@@ -48,9 +49,9 @@ def load_script(path: str | Path) -> dict[str, Any]:
     plain list of replies. ``{user_prompt}`` and ``{user_known}`` in a text are filled in per task."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ScriptError(f"{path}: cannot read the user script ({exc})") from None
+        data = read_json(path)
+    except LoadError as exc:
+        raise ScriptError(f"{path}: cannot read the user script ({exc.message})") from None
     if isinstance(data, list):
         data = {"replies": data}
     if not isinstance(data, dict):

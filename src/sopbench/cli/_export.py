@@ -88,6 +88,8 @@ def export(
             _export_trajectories(job, store, folder, trajectories_folder, tasks)
         else:
             _export_lines(job, store, folder, target, shown=output_format == "shown", timings=timings)
+    except StoreError as exc:  # a damaged file found while reading (a corrupted page, a manifest)
+        raise UserError(str(exc)) from None
     finally:
         store.close()
 

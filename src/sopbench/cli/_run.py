@@ -54,8 +54,8 @@ UserOption = Annotated[
 ]
 Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the first N tasks of each domain.")]
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
-RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task.")]
-SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed (each episode derives its own).")]
+RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task (at most 1,000).")]
+SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed, 0 to 2**63-1 (each episode derives its own).")]
 # No default here: a limit not given is the published one (``sopbench.domains.MAX_MESSAGES`` /
 # ``MAX_CALLS``, the run configuration's defaults), written once; the CLI never imports the domains
 # just to show it.

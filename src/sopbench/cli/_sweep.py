@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import UserError, current_job
+from ._job import Job, UserError, current_job
 from ._options import what_is
+
+if TYPE_CHECKING:
+    from sopbench.sweep import SweepReport
 
 File = Annotated[
     Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
@@ -49,20 +52,7 @@ def sweep(
     The whole file is checked before any episode. Running the same command again resumes every
     configuration; configurations added to the file are run, changed ones are refused.
     """
-    from contextlib import nullcontext
-
     from sopbench.report import render_leaderboard
-    from sopbench.runner import RunConfigError, StoreError
-    from sopbench.sweep import (
-        RayUnavailable,
-        SweepDisplay,
-        SweepError,
-        expand,
-        planned_episodes,
-        ray_player,
-        read_sweep,
-        run_sweep,
-    )
 
     job = current_job()
     if executor not in ("local", "ray"):
@@ -76,14 +66,7 @@ def sweep(
         )
     job.output_folder(output, new_folders=True)
     target = job.output(None, "stdout")
-    try:
-        sweep_file = read_sweep(file)
-        configurations = expand(sweep_file, output, str(file))
-        cluster = ray_player(address) if executor == "ray" else nullcontext(None)
-        with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
-            report = run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
-    except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
-        raise UserError(str(exc)) from None
+    report = _run(job, file, output, executor, address)
     assert report.leaderboard is not None
     incomplete = [name for name, r in report.reports.items() if not r.complete]
     for name in incomplete:
@@ -93,3 +76,35 @@ def sweep(
         )
     job.finish(f"{len(report.reports)} configurations in {output}")
     job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+
+
+def _run(job: Job, file: Path, output: Path, executor: str, address: str | None) -> SweepReport:
+    """Read, expand and run the sweep file; its mistakes are usage errors, and Ctrl-C says what
+    each configuration has stored."""
+    from contextlib import nullcontext
+
+    from sopbench.runner import RunConfigError, RunInterrupted, StoreError
+    from sopbench.sweep import (
+        RayUnavailable,
+        SweepDisplay,
+        SweepError,
+        expand,
+        planned_episodes,
+        ray_player,
+        read_sweep,
+        run_sweep,
+        stored_when_interrupted,
+    )
+
+    configurations = []
+    try:
+        sweep_file = read_sweep(file)
+        configurations = expand(sweep_file, output, str(file))
+        cluster = ray_player(address) if executor == "ray" else nullcontext(None)
+        with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
+            return run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
+    except RunInterrupted as exc:
+        job.finish(stored_when_interrupted(exc, configurations))
+        raise
+    except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
+        raise UserError(str(exc)) from None

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import orjson
 
+from sopbench._json import JsonBoundError, check_value, decode_bounded
 from sopbench.constraints import And, Chain, Expr, Single
 
 from ._mechanism import Context, Domain, ToolKind
@@ -100,17 +100,20 @@ def tool_not_found(name: str, arguments: Mapping[str, Any] | None = None) -> Too
 def parse_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any] | None, str | None]:
     """Arguments as a dict, from a dict or a JSON string; or the error text an agent should see."""
     if isinstance(arguments, Mapping):
+        try:
+            check_value(dict(arguments))  # stored with the episode: orjson must write it back
+        except JsonBoundError as exc:
+            return None, f"Error: arguments of {tool} are not valid JSON (JSON {exc})."
         return dict(arguments), None
     if arguments is None or arguments == "":
         return {}, None
     if isinstance(arguments, str | bytes):
         try:
-            parsed = orjson.loads(arguments)
-        except orjson.JSONDecodeError as exc:
-            try:  # what orjson refuses but Python's json (the published parser) accepts: NaN, Infinity
-                parsed = json.loads(arguments)
-            except ValueError:
-                return None, f"Error: arguments of {tool} are not valid JSON ({exc})."
+            parsed = decode_bounded(arguments)  # NaN and Infinity read, as the published json did
+        except JsonBoundError as exc:
+            return None, f"Error: arguments of {tool} are not valid JSON (JSON {exc})."
+        except ValueError as exc:
+            return None, f"Error: arguments of {tool} are not valid JSON ({exc})."
         if isinstance(parsed, dict):
             return parsed, None
         return None, f"Error: arguments of {tool} must be a JSON object, got {type(parsed).__name__}."

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sopbench._json import JsonBoundError, check_json_depth
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, singles
 from sopbench.evaluation import ToolCall, procedure_problem
 from sopbench.tasks import Task
@@ -87,6 +88,23 @@ def _matches(arguments: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
     return all(key in arguments and arguments[key] == value for key, value in expected.items())
 
 
+def checked_call(call: object, where: str) -> ToolCall:
+    """``call`` when it is a ``ToolCall`` with a text name and object arguments within the bound on
+    JSON from a model; otherwise ``TypeError`` saying what ``where`` holds instead."""
+    if not isinstance(call, ToolCall):
+        hint = " (build one: ToolCall(name, arguments, output, succeeded))" if isinstance(call, Mapping) else ""
+        raise TypeError(f"Guard.check: {where} must be a ToolCall, got {type(call).__name__}{hint}")
+    if not isinstance(call.name, str):
+        raise TypeError(f"Guard.check: {where}: the name must be text, got {type(call.name).__name__}")
+    if not isinstance(call.arguments, Mapping):
+        raise TypeError(f"Guard.check: {where}: the arguments must be a mapping, got {type(call.arguments).__name__}")
+    try:
+        check_json_depth(dict(call.arguments))
+    except JsonBoundError as exc:
+        raise TypeError(f"Guard.check: {where}: the arguments are {exc}") from None
+    return call
+
+
 class Guard:
     """Decides, before a call runs, whether its SOP was verified by the calls before it.
 
@@ -139,9 +157,14 @@ class Guard:
 
     def check(self, call: ToolCall, history: Sequence[ToolCall] = ()) -> Decision:
         """Whether ``call`` may run after ``history`` (the calls made so far, with their outputs and
-        whether they succeeded; a failed call verifies nothing)."""
+        whether they succeeded; a failed call verifies nothing). ``TypeError`` naming the culprit
+        when ``call`` or an entry of ``history`` is not a ``ToolCall`` (a dict, None, ...)."""
+        checked_call(call, "the call")
+        if history is None or isinstance(history, str | bytes | Mapping):
+            raise TypeError(f"Guard.check: history must be a list of ToolCall, got {type(history).__name__}")
+        done_calls = [checked_call(done, f"history[{i}]") for i, done in enumerate(history)]
         calls: list[ToolCall] = []
-        for done in history:
+        for done in done_calls:
             calls.extend(self._calls(done))
         attempted = self._calls(ToolCall(call.name, call.arguments, None, True, call.step))[0]
         calls.append(attempted)

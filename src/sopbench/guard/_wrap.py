@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from typing import Any
 
+from sopbench._io import json_type
+from sopbench._json import JsonBoundError, check_json_depth, decode_bounded
 from sopbench.domains import succeeded
 from sopbench.evaluation import ToolCall
 
@@ -61,24 +62,21 @@ def execute_tool_calls(
     per call, to append to the conversation: a refused call's content is the guard's explanation,
     an unknown tool or bad JSON arguments an error text, an exception ``"<Class>: <message>"``."""
     messages = []
-    for tool_call in tool_calls:
+    for tool_call in tool_calls or ():  # the OpenAI client's message.tool_calls is None without calls
         call_id, name, text = _parts(tool_call)
         messages.append({"role": "tool", "tool_call_id": call_id, "content": _answer(guard, name, text, tools, history)})
     return messages
 
 
 def _answer(
-    guard: Guard, name: str, text: str, tools: Mapping[str, Callable[..., Any]], history: MutableSequence[ToolCall]
+    guard: Guard, name: str, text: Any, tools: Mapping[str, Callable[..., Any]], history: MutableSequence[ToolCall]
 ) -> str:
     func = tools.get(name)
     if func is None:
         return f"Error: Tool {name} not found."
-    try:
-        arguments = json.loads(text or "{}")
-    except json.JSONDecodeError as exc:
-        return f"Error: the arguments of {name} are not JSON: {exc}"
-    if not isinstance(arguments, dict):
-        return f"Error: the arguments of {name} must be a JSON object."
+    arguments, error = _arguments(name, text)
+    if arguments is None:
+        return error
     decision = guard.check(ToolCall(name, arguments), history)
     if not decision.allowed:
         return decision.explanation
@@ -91,9 +89,38 @@ def _answer(
     return str(result)
 
 
-def _parts(tool_call: Any) -> tuple[str, str, str]:
+def _arguments(name: str, given: Any) -> tuple[dict[str, Any], str] | tuple[None, str]:
+    """The arguments as an object, from JSON text (as OpenAI sends them) or an object (as some
+    clients hand them over), within the bound on JSON from a model; or the error text the model sees."""
+    try:
+        if isinstance(given, str):
+            value = decode_bounded(given or "{}")
+        elif isinstance(given, Mapping):
+            value = dict(given)
+            check_json_depth(value)
+        else:
+            return None, f"Error: the arguments of {name} must be a JSON object, got {json_type(given)}."
+    except JsonBoundError as exc:
+        return None, f"Error: the arguments of {name} are not usable: JSON {exc}."
+    except ValueError as exc:
+        return None, f"Error: the arguments of {name} are not JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"Error: the arguments of {name} must be a JSON object, got {json_type(value)}."
+    return value, ""
+
+
+def _parts(tool_call: Any) -> tuple[str, str, Any]:
+    """Id, name and arguments of a call given as an object or a dict; a call of another shape, or
+    with a missing part, gives what is there (an unknown name is answered as such)."""
     if isinstance(tool_call, Mapping):
-        function = tool_call.get("function") or {}
-        return str(tool_call.get("id", "")), str(function.get("name", "")), function.get("arguments") or "{}"
-    function = tool_call.function
-    return str(tool_call.id), str(function.name), function.arguments or "{}"
+        function = tool_call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        arguments = function.get("arguments")
+        return str(tool_call.get("id", "")), str(function.get("name", "")), "{}" if arguments is None else arguments
+    function = getattr(tool_call, "function", None)
+    arguments = getattr(function, "arguments", None)
+    return (
+        str(getattr(tool_call, "id", "")),
+        str(getattr(function, "name", "")),
+        "{}" if arguments is None else arguments,
+    )

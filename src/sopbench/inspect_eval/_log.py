@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sopbench._io import LoadError, check_zip_archive
+from sopbench._json import MAX_FILE_BYTES, size_text
+from sopbench.constraints import clip
 from sopbench.runner import row_score
 from sopbench.scoring import RunScore
 
@@ -42,13 +45,15 @@ def is_inspect_log(path: Path) -> bool:
 
 
 def inspect_log_api(path: Path) -> Any:
-    """``inspect_ai.log``, or ``InspectLogError`` naming ``path`` and the extra when it is absent."""
+    """``inspect_ai.log`` to read ``path`` with, once ``path`` is within the bounds on a file
+    sopbench reads; ``InspectLogError`` naming ``path`` when it is not, or the extra is absent."""
     try:
         import inspect_ai.log
     except ImportError:
         raise InspectLogError(
             f"{path}: reading an Inspect log needs the inspect extra: pip install 'sopbench[inspect]'"
         ) from None
+    _check_bounds(path)
     return inspect_ai.log
 
 
@@ -72,7 +77,7 @@ def inspect_log_scores(
             for sample in read_eval_log_samples_by_id(str(path), shortened, exclude_fields={"events"}):
                 metadata[(sample.id, sample.epoch)] = _metadata(sample.scores)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {exc})") from None
+        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
     source = path.as_posix()
     for summary in summaries:
         where = f"{path}: sample {summary.id} epoch {summary.epoch}"
@@ -86,6 +91,28 @@ def inspect_log_scores(
                 on_problem(f"{where}: no sopbench score (not counted)")
             continue
         yield row_score({**meta, "run": summary.epoch - 1}, protocol, source)
+
+
+def _check_bounds(path: Path) -> None:
+    """The bounds on a file sopbench reads, before Inspect's reader inflates or decodes anything:
+    an ``.eval`` archive's members (size and ratio), a ``.json`` log's size."""
+    try:
+        if path.suffix == ".eval":
+            check_zip_archive(path)
+        elif path.stat().st_size > MAX_FILE_BYTES:
+            raise LoadError(f"larger than {size_text(MAX_FILE_BYTES)}, the bound on a file sopbench reads")
+    except LoadError as exc:
+        raise InspectLogError(f"{path}: {exc.message}") from None
+    except OSError as exc:
+        raise InspectLogError(f"{path}: cannot read the Inspect log ({exc.strerror or exc})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """A reader's message on one line: its first three lines (pydantic's count of errors and the
+    first of them), and how many more there were."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    more = f" (+{len(lines) - 3} more lines)" if len(lines) > 3 else ""
+    return clip(": ".join(lines[:3]), 300) + more
 
 
 def _metadata(scores: dict[str, Any] | None) -> dict[str, Any] | None:

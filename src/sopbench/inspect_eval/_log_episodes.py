@@ -18,7 +18,7 @@ from sopbench.runner import episode_record, row_score
 from sopbench.scoring import RunScore
 from sopbench.traces import Record
 
-from ._log import InspectLogError, _metadata, inspect_log_api
+from ._log import InspectLogError, _metadata, _one_line, inspect_log_api
 
 __all__ = ["InspectEpisode", "inspect_log_digest", "inspect_log_episodes", "inspect_log_running"]
 
@@ -60,7 +60,7 @@ def _read_header(path: Path) -> Any:
     try:
         return read_eval_log(str(path), header_only=True)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {exc})") from None
+        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
 
 
 def inspect_log_episodes(
@@ -109,7 +109,7 @@ def inspect_log_episodes(
     except InspectLogError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged archive is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {exc})") from None
+        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
 
 
 class _TaskLookup:

@@ -20,6 +20,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from sopbench._json import decode_bounded
 from sopbench.agents import EpisodeSetup, Reference
 
 from ._sides import chat_messages, current_setup
@@ -62,9 +63,7 @@ class ReferenceModel(ModelAPI):
 
 
 def _arguments(text: str) -> dict[str, Any]:
-    import json
-
-    value = json.loads(text) if text.strip() else {}
+    value = decode_bounded(text) if text.strip() else {}
     return value if isinstance(value, dict) else {}
 
 

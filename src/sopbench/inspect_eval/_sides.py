@@ -26,6 +26,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolInfo
 
+from sopbench._json import decode_bounded
 from sopbench.agents import (
     Agent,
     AgentTurn,
@@ -101,8 +102,8 @@ def _inspect_call(call: Mapping[str, Any]) -> ToolCall:
     function = call["function"]
     text = function.get("arguments") or ""
     try:
-        arguments = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
+        arguments = decode_bounded(text) if text.strip() else {}
+    except ValueError as exc:  # not JSON, or past the bound on a model's JSON
         return ToolCall(id=call["id"], function=function["name"], arguments={}, parse_error=str(exc))
     if not isinstance(arguments, dict):
         return ToolCall(

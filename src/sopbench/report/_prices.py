@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
+
+from sopbench._json import MAX_VALUE_BYTES, decode_document, decode_toml_bounded
 
 
 def read_prices(path: Path) -> dict[str, tuple[float, float]]:
@@ -17,8 +17,11 @@ def read_prices(path: Path) -> dict[str, tuple[float, float]]:
     is a ``ValueError`` naming the entry (never a partly read table)."""
     text = path.read_bytes()
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text.decode())
-    except (ValueError, UnicodeDecodeError) as exc:
+        if path.suffix.lower() == ".json":
+            data = decode_document(text, size=MAX_VALUE_BYTES)
+        else:
+            data = decode_toml_bounded(text.decode())
+    except (ValueError, UnicodeDecodeError) as exc:  # not JSON/TOML, or past the bound
         kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
         raise ValueError(f"not valid {kind} ({exc})") from None
     if not isinstance(data, dict) or not data:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sopbench._io import walk_files
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score, stored_verdict_name
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
@@ -49,8 +50,9 @@ def split_sources(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             continue
         others.append(path)
         if path.is_dir():
-            folders += sorted(store.parent for store in path.rglob(STORE_NAME) if store.is_file())
-            folders += sorted(log for log in path.rglob("*.eval") if is_inspect_log(log))
+            found, _unreadable = walk_files(path, lambda name: name == STORE_NAME or name.endswith(".eval"))
+            folders += sorted(file.parent for file in found if file.name == STORE_NAME)
+            folders += sorted(file for file in found if file.name.endswith(".eval") and is_inspect_log(file))
     return list(dict.fromkeys(folders)), others
 
 
@@ -109,7 +111,9 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
             digests = store.task_digests()
         finally:
             store.close()
-    except (StoreError, sqlite3.Error) as exc:
+    except StoreError as exc:  # names the store file and what is wrong with it
+        raise RunFolderError(str(exc)) from None
+    except sqlite3.Error as exc:
         raise RunFolderError(f"{folder}: cannot read the run's episodes ({exc})") from None
     result.problems += damaged
     source = folder.as_posix()

@@ -24,7 +24,15 @@ from ._baselines import (
     source_tasks,
     stored_verdict_name,
 )
-from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
+from ._config import (
+    IDENTITY_FIELDS,
+    MAX_RUNS,
+    MAX_SEED,
+    NOT_IDENTITY_OPTIONS,
+    RunConfig,
+    RunConfigError,
+    import_plugins,
+)
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
@@ -96,6 +104,8 @@ __all__ = [
     "stored_verdict_name",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
+    "MAX_RUNS",
+    "MAX_SEED",
     "NOT_IDENTITY_OPTIONS",
     "RunInterrupted",
     "RunLock",

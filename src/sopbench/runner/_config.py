@@ -38,6 +38,12 @@ IDENTITY_FIELDS: tuple[tuple[str, str, str], ...] = (
 )
 # Agent and user options that change no result: where requests go, how long they wait, how often
 # they are retried, where the key is read from. Every other option of an agent or user is identity.
+MAX_RUNS = 1000
+"""Runs per task a run may ask for (``--runs``, a sweep's ``runs``): pass^k is read for k <= 16,
+and 1,000 runs of every published task are 903,000 episodes."""
+MAX_SEED = 2**63 - 1
+"""The largest seed (stored as a 64-bit integer in the manifest and rows)."""
+
 NOT_IDENTITY_OPTIONS = frozenset(
     {
         "base_url",
@@ -66,8 +72,8 @@ class RunConfig(BaseModel):
     tool_list: ToolList = "full"
     limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
     concurrency: int = Field(default=8, ge=1)
-    runs: int = Field(default=1, ge=1)
-    seed: int = 0
+    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     max_turns: int = Field(default=MAX_MESSAGES, ge=1)  # messages, the opening included
     max_actions: int = Field(default=MAX_CALLS, ge=1)  # answered tool calls
     episode_timeout: float | None = Field(default=600.0, gt=0)  # seconds; None: no limit

@@ -31,6 +31,7 @@ from sopbench.agents import (
     Usage,
     User,
 )
+from sopbench.constraints import clip
 from sopbench.domains import EXIT_TOOL, MAX_CALLS, MAX_MESSAGES, is_no_action
 from sopbench.guard import Guard
 
@@ -174,8 +175,9 @@ async def run_episode(
                 call = desk.answer(request)
                 result.calls.append(call)
                 if call.problem is not None:
+                    # the raw text is in the call's own column: here a clip (it may be megabytes)
                     result.problems.append(
-                        f"malformed call {call.name}({call.arguments_text}): {call.problem}"
+                        f"malformed call {call.name}({clip(call.arguments_text, 200)}): {call.problem}"
                     )
                 if call.refused:
                     result.problems.append(f"refused by the guard: {call.output}")

@@ -83,16 +83,19 @@ def differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[s
 
 def task_differences(stored: Mapping[str, str], task_set: TaskSet) -> str | None:
     """How the tasks of this invocation differ from those the stored episodes were played on, over
-    the task ids both hold (None when they agree)."""
+    the task ids both hold (None when they agree). The digests shown are those printed elsewhere:
+    the stored manifest's ``task_set.sha256`` (over every task played in the folder), this
+    invocation's (the run summary's first line), and the first differing task's own (the store's
+    ``tasks`` table)."""
     shared = [task_id for task_id in task_set.digests if task_id in stored]
     changed = [task_id for task_id in shared if stored[task_id] != task_set.digests[task_id]]
     if not changed:
         return None
-    before = task_set_digest({t: stored[t] for t in shared})[:DIGEST_SHOWN]
-    now = task_set_digest({t: task_set.digests[t] for t in shared})[:DIGEST_SHOWN]
+    first = changed[0]
     return (
-        f"task_set.sha256: {before} stored, {now} now ({len(changed)} of {len(shared)} tasks "
-        f"played before differ, first {changed[0]}; tasks from {task_set.path})"
+        f"task_set.sha256: {task_set_digest(stored)[:DIGEST_SHOWN]} stored, {task_set.sha256[:DIGEST_SHOWN]} now "
+        f"({len(changed)} of {len(shared)} tasks played before differ, first {first}: sha256 "
+        f"{stored[first][:DIGEST_SHOWN]} stored, {task_set.digests[first][:DIGEST_SHOWN]} now; tasks from {task_set.path})"
     )
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,11 @@ class RunInterrupted(KeyboardInterrupt):
     """The run stopped on Ctrl-C (SIGINT) or SIGTERM; every finished episode is stored.
     ``exit_code`` is the shell's convention: 128 + the signal number (130, 143)."""
 
-    def __init__(self, signum: int, progress: Progress) -> None:
+    def __init__(self, signum: int, progress: Progress, parts: Sequence[tuple[Path, Progress]] = ()) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-        self.progress = progress
+        self.progress = progress  # over every configuration of the run
+        self.parts = tuple(parts)  # (run folder, its counts) per configuration, in order
 
     @property
     def exit_code(self) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,14 +73,17 @@ def select_tasks(config: RunConfig) -> list[tuple[Task, str]]:
 
 
 def _check_playable(file: Path, domain: str, pairs: list[tuple[Task, str]]) -> None:
-    """A task file of a domain sopbench does not know, or a task whose SOP names a check, tool or
-    link its domain does not have: ``RunConfigError`` naming it (before any episode is played)."""
+    """A task file of a domain sopbench does not know, a task whose goal is not a tool of its domain,
+    or whose SOP names a check, tool or link its domain does not have: ``RunConfigError`` naming it
+    (before any episode is played)."""
     try:
         known_domain = get_domain(domain)
     except UnknownDomain as exc:
         raise RunConfigError(f"{file}: {str(exc).strip(chr(34))}") from None
     known = set(known_domain.tools) | set(known_domain.checks) | set(known_domain.catalogue.links)
     for task, task_id in pairs:
+        if task.goal not in known_domain.tools:  # its episodes could never be scored: not retried
+            raise RunConfigError(f"{file}: task {task_id}: its goal {task.goal!r} is not a tool of the {domain} domain")
         for expr in (task.constraints, task.constraints_original):
             unknown = sorted({single.name for single in singles(expr)} - known)
             if unknown:
@@ -96,12 +99,35 @@ def episode_seed(seed: int, task_id: str, run: int) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-def plan_episodes(config: RunConfig, selected: list[tuple[Task, str]]) -> list[Episode]:
-    return [
-        Episode(task, task_id, run, episode_seed(config.seed, task_id, run))
-        for task, task_id in selected
-        for run in range(config.runs)
-    ]
+class Plan:
+    """The episodes of a run (each selected task, ``runs`` times), made one at a time as they are
+    taken: ``runs`` may be 1,000 for every task, so they are never all held at once (``run --runs
+    100000000`` once grew to gigabytes while planning, and did not hear Ctrl-C)."""
+
+    def __init__(self, config: RunConfig, selected: list[tuple[Task, str]]) -> None:
+        self.seed = config.seed
+        self.runs = config.runs
+        self.selected = selected
+        self._ids = frozenset(task_id for _, task_id in selected)
+
+    def __len__(self) -> int:
+        return len(self.selected) * self.runs
+
+    def __iter__(self) -> Iterator[Episode]:
+        for task, task_id in self.selected:
+            for run in range(self.runs):
+                yield Episode(task, task_id, run, episode_seed(self.seed, task_id, run))
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``(task_id, run)`` is an episode of this plan."""
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        task_id, run = key
+        return isinstance(run, int) and 0 <= run < self.runs and task_id in self._ids
+
+
+def plan_episodes(config: RunConfig, selected: list[tuple[Task, str]]) -> Plan:
+    return Plan(config, selected)
 
 
 def with_ids(tasks: list[Task]) -> list[tuple[Task, str]]:

@@ -7,8 +7,7 @@ import functools
 import signal
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError
 from ._manifest import TaskSet
 from ._outcome import Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
-from ._plan import Episode, plan_episodes, select_tasks
+from ._plan import Episode, Plan, plan_episodes, select_tasks
 from ._scored import EpisodePlayer, never_replied, play_row, row_score
 from ._store import STORE_NAME, RunLock, Store, open_existing
 
@@ -76,6 +75,27 @@ class _Permits:
             self.held[n] -= 1
 
 
+class _Lane:
+    """A configuration's episodes still to play, drawn from its plan one at a time when taken."""
+
+    def __init__(self, episodes: Iterator[Episode], count: int) -> None:
+        self._episodes = episodes
+        self._next = next(episodes, None)
+        self.count = count  # how many it held at the start
+
+    def __bool__(self) -> bool:
+        return self._next is not None
+
+    def popleft(self) -> Episode:
+        episode = self._next
+        assert episode is not None, "popleft of an empty lane"
+        self._next = next(self._episodes, None)
+        return episode
+
+    def clear(self) -> None:
+        self._next = None
+
+
 @dataclass
 class _Job:
     """One configuration of a run: its plan, its open store, its counts."""
@@ -83,7 +103,7 @@ class _Job:
     config: RunConfig
     selected: list[tuple[Task, str]]
     task_set: TaskSet
-    episodes: list[Episode]
+    episodes: Plan
     store: Store
     counts: Progress
     on_progress: ProgressCallback | None
@@ -93,7 +113,7 @@ class _Job:
 
 async def _run_async(
     jobs: list[_Job],
-    todo: list[list[Episode]],
+    todo: list[_Lane],
     permits: _Permits,
     concurrency: int,
     signals: _Signals,
@@ -103,7 +123,7 @@ async def _run_async(
     next episode of the first job (file order) whose limits have room, so that the configurations
     run side by side and a busy endpoint holds back only its own configurations."""
     finished = [job.store.finished() for job in jobs]
-    lanes = [deque(episodes) for episodes in todo]
+    lanes = todo
     room = asyncio.Condition()
 
     def next_episode() -> tuple[int, Episode] | Literal["wait"] | None:
@@ -165,7 +185,7 @@ async def _run_async(
                     room.notify_all()
             await asyncio.sleep(0)  # let the other workers (and a signal's stop) through
 
-    total = sum(len(lane) for lane in lanes)
+    total = sum(lane.count for lane in lanes)
     pending = {asyncio.create_task(worker()) for _ in range(min(concurrency, max(total, 1)))}
     stopping_since: float | None = None
     try:
@@ -245,7 +265,7 @@ def _run_many(
     limits = {**shared, **{f"configuration {i}": c.concurrency for i, c in enumerate(configs)}}
     tasks: dict[str, list[tuple[Task, str]]] = {}  # one selection per task set, domains and limit
     jobs: list[_Job] = []
-    todo: list[list[Episode]] = []
+    todo: list[_Lane] = []
     with ExitStack() as stack, _Signals() as signals:
         for index, config in enumerate(configs):
             config.check_options()
@@ -260,15 +280,11 @@ def _run_many(
             store = Store.for_run(config.output)
             stack.callback(store.close)
             store.record_manifest(manifest, played)
-            finished = store.finished()
+            done = {key for key, f in store.finished().items() if f.status == "completed" and key in episodes}
             todo.append(
-                [
-                    e
-                    for e in episodes
-                    if (f := finished.get((e.task_id, e.run))) is None or f.status != "completed"
-                ]
+                _Lane((e for e in episodes if (e.task_id, e.run) not in done), len(episodes) - len(done))
             )
-            counts = Progress(total=len(episodes), skipped=len(episodes) - len(todo[-1]))
+            counts = Progress(total=len(episodes), skipped=len(done))
             names = (f"configuration {index}", *(limited_by[index] if limited_by else ()))
             on_progress = None if progress is None else functools.partial(progress, index)
             jobs.append(_Job(config, selected, task_set, episodes, store, counts, on_progress, names))
@@ -277,7 +293,11 @@ def _run_many(
                 job.on_progress(job.counts)
         asyncio.run(_run_async(jobs, todo, _Permits(limits), concurrency, signals, player or play_row))
         if signals.received:
-            raise RunInterrupted(signals.received[0], jobs[0].counts if len(jobs) == 1 else _sum(jobs))
+            raise RunInterrupted(
+                signals.received[0],
+                jobs[0].counts if len(jobs) == 1 else _sum(jobs),
+                [(job.config.output, job.counts) for job in jobs],
+            )
         refused = [job for job in jobs if job.refused]
         if refused:
             named = [
@@ -299,8 +319,8 @@ def _sum(jobs: list[_Job]) -> Progress:
     return counts
 
 
-def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Progress) -> RunReport:
-    wanted = {(e.task_id, e.run) for e in episodes}
+def _report(config: RunConfig, store: Store, episodes: Plan, counts: Progress) -> RunReport:
+    wanted = episodes
     scores, infra, reasons = [], 0, []
     damaged: list[str] = []
     no_reply: dict[str, int] = {}

@@ -15,13 +15,15 @@ import fcntl
 import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+# Everything read back is bounded like any file from outside: anything may have been written into it.
+from sopbench._json import JsonBoundError, decode_document
 from sopbench.agents import Shown
 
 from ._row import COLUMNS, JSON_COLUMNS, episodes_table
@@ -146,25 +148,42 @@ class Store:
         return version
 
     # -- the manifest ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """A damaged file (a corrupted page, a table gone): a ``StoreError`` naming it."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot read {what} ({_reason(exc)})") from None
+
     def note(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        with self._reading(f"its {key}"):
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def manifest(self) -> dict[str, Any] | None:
         """What the run is (schema 2): versions, task set, result-determining settings, creation time."""
-        text = self.note("manifest")
-        return None if text is None else orjson.loads(text)
+        return self._note_object("manifest")
 
     def legacy_config(self) -> dict[str, Any] | None:
         """The configuration a schema-1 store was bound to (``meta.config``)."""
-        text = self.note("config")
-        return None if text is None else orjson.loads(text)
+        return self._note_object("config")
+
+    def _note_object(self, key: str) -> dict[str, Any] | None:
+        try:
+            value = None if (text := self.note(key)) is None else decode_document(text)
+        except ValueError as exc:
+            raise StoreError(f"{self.path}: damaged store: its {key} is not JSON ({exc})") from None
+        if value is not None and not isinstance(value, dict):
+            raise StoreError(f"{self.path}: damaged store: its {key} is not a JSON object")
+        return value
 
     def task_digests(self) -> dict[str, str]:
         """task id -> sha256 of the task as it was played (schema 2)."""
-        if self.version < 2 or not _has_table(self.db, "tasks"):
-            return {}
-        return dict(self.db.execute("SELECT task_id, sha256 FROM tasks"))
+        with self._reading("its task digests"):
+            if self.version < 2 or not _has_table(self.db, "tasks"):
+                return {}
+            return dict(self.db.execute("SELECT task_id, sha256 FROM tasks"))
 
     def record_manifest(self, manifest: Mapping[str, Any], digests: Mapping[str, str]) -> None:
         """Write the manifest and the played tasks' digests in one transaction (a schema-1 store
@@ -191,8 +210,9 @@ class Store:
         """Stored episodes; a damaged row (JSON that does not decode) counts as not finished, so
         that resume runs its episode again and replaces it."""
         valid = " AND ".join(f"({c} IS NULL OR json_valid({c}))" for c in sorted(JSON_COLUMNS))
-        rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
-        return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
+        with self._reading("the stored episodes"):
+            rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
+            return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
 
     def put(self, row: Mapping[str, Any], shown: Shown | None = None) -> None:
         """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically, with
@@ -227,33 +247,43 @@ class Store:
         prompts: dict[str, Any] = {}
         tools: dict[str, Any] = {}
         episodes = []
-        rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key")
+        with self._reading("what the models were shown"):
+            rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key").fetchall()
         for key, value in rows:
             kind, _, name = key[len("shown."):].partition(".")
-            if kind == "prompt":
-                prompts[name] = value
-            elif kind == "tools":
-                tools[name] = orjson.loads(value)
-            elif kind == "episode":
-                episodes.append(orjson.loads(value))
+            try:
+                if kind == "prompt":
+                    prompts[name] = value
+                elif kind == "tools":
+                    tools[name] = decode_document(value)
+                elif kind == "episode":
+                    episodes.append(decode_document(value))
+            except ValueError as exc:
+                raise StoreError(f"{self.path}: damaged store: its note {key} is not JSON ({exc})") from None
         episodes.sort(key=lambda e: (e["task_id"], e["run"]))
         return {"system_prompts": prompts, "tools": tools, "episodes": episodes}
 
     def rows(self, *, decode: bool = True, on_damaged: OnDamaged | None = None) -> Iterator[dict[str, Any]]:
         """Every stored episode in a fixed order: domain, position in the task file, run. A row whose
-        JSON does not decode is skipped and named to ``on_damaged`` (raised without one)."""
-        cursor = self.db.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run"
-        )
+        JSON does not decode is skipped and named to ``on_damaged`` (raised without one); a damaged
+        file is a ``StoreError``."""
+        with self._reading("the episodes"):
+            cursor = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run")
+            yield from self._decoded(cursor, decode, on_damaged)
+
+    def _decoded(
+        self, cursor: Iterable[tuple[Any, ...]], decode: bool, on_damaged: OnDamaged | None
+    ) -> Iterator[dict[str, Any]]:
         for values in cursor:
             row = dict(zip(COLUMNS, values, strict=True))
             if decode:
                 try:
                     for column in JSON_COLUMNS:
                         if row[column] is not None:
-                            row[column] = orjson.loads(row[column])
-                except orjson.JSONDecodeError:
-                    message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is not JSON)"
+                            row[column] = decode_document(row[column])
+                except ValueError as exc:  # not JSON, or past the bound (a row written by hand)
+                    reason = f"JSON {exc}" if isinstance(exc, JsonBoundError) else "not JSON"
+                    message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is {reason})"
                     if on_damaged is None:
                         raise StoreError(message) from None
                     on_damaged(message)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench._io import StrPath
+from sopbench._io import LoadError, StrPath
 from sopbench.domains import UnknownDomain
 from sopbench.evaluation import UnverifiedConstraint
 from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
@@ -347,7 +347,7 @@ def score_paths(
     report = report if report is not None else ScoringReport()
 
     def fail(error: Exception) -> None:
-        report.errors.append(str(error))
+        report.errors.append(error.describe(full_path=True) if isinstance(error, LoadError) else str(error))
         if not keep_going:
             raise error
         if on_error is not None:

@@ -28,7 +28,14 @@ from ._file import (
 )
 from ._progress import SweepDisplay
 from ._ray import RayUnavailable, ray_player
-from ._run import SweepProgress, SweepReport, changed_configurations, planned_episodes, run_sweep
+from ._run import (
+    SweepProgress,
+    SweepReport,
+    changed_configurations,
+    planned_episodes,
+    run_sweep,
+    stored_when_interrupted,
+)
 
 __all__ = [
     "AgentEntry",
@@ -48,6 +55,7 @@ __all__ = [
     "configuration_name",
     "expand",
     "planned_episodes",
+    "stored_when_interrupted",
     "ray_player",
     "read_sweep",
     "run_sweep",

@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sopbench._json import JsonBoundError, decode_toml_bounded
 from sopbench.domains import MAX_CALLS, MAX_MESSAGES
-from sopbench.runner import RunConfig, RunConfigError
+from sopbench.runner import MAX_RUNS, MAX_SEED, RunConfig, RunConfigError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -134,8 +135,8 @@ class Override(Entry):
     """An ``[[override]]`` entry: settings of the configurations it matches (as an exclude matches),
     in place of the file's; later entries win."""
 
-    runs: int | None = Field(default=None, ge=1)
-    seed: int | None = None
+    runs: int | None = Field(default=None, ge=1, le=MAX_RUNS)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     concurrency: int | None = Field(default=None, ge=1)  # episodes at once in each matching configuration
     limits: LimitsOverride = Field(default_factory=LimitsOverride)
 
@@ -148,8 +149,8 @@ class SweepFile(BaseModel):
 
     tasks: Path | None = None
     domains: list[str] = Field(default_factory=lambda: ["all"])
-    runs: int = Field(default=1, ge=1)
-    seed: int = 0
+    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     concurrency: int = Field(default=8, ge=1)  # episodes at once over the whole sweep
     limits: Limits = Field(default_factory=Limits)
     agents: list[AgentEntry]
@@ -188,9 +189,13 @@ def _location(loc: tuple[Any, ...]) -> str:
 def read_sweep(path: Path) -> SweepFile:
     """Parse and validate a sweep file's shape; ``SweepError`` with one line per mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = decode_toml_bounded(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SweepError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"{path}: not TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except JsonBoundError as exc:
+        raise SweepError(f"{path}: not a usable sweep file: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"{path}: not TOML: {exc}") from None
     try:

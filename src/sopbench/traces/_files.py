@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator
 from os import PathLike
@@ -11,6 +10,7 @@ from pathlib import Path
 from sopbench._io import (
     LoadError,
     StrPath,
+    walk_files,
 )
 
 from ._model import (
@@ -49,16 +49,8 @@ def iter_trajectory_files(paths: StrPath | Iterable[StrPath]) -> Iterator[Path]:
 def _files_in(folder: Path) -> list[Path]:
     """The trajectory files below ``folder``; a folder that cannot be listed is listed itself, so
     that reading it reports the problem (never skipped without a word)."""
-    found: list[Path] = []
-    unreadable: list[Path] = []
-
-    def failed(error: OSError) -> None:
-        unreadable.append(Path(error.filename) if error.filename else folder)
-
-    for root, _dirs, names in os.walk(folder, onerror=failed, followlinks=True):
-        base = Path(root)
-        found.extend(base / name for name in names if name.endswith(TRAJECTORY_SUFFIXES))
-    return sorted([p for p in found if p.is_file()] + unreadable)
+    found, unreadable = walk_files(folder, lambda name: name.endswith(TRAJECTORY_SUFFIXES))
+    return sorted(found + unreadable)
 
 
 def parse_trajectory_file_name(path: StrPath) -> TrajectoryFile:

@@ -15,7 +15,6 @@ from sopbench._io import (
     FieldError,
     LoadError,
     at,
-    decode_json_text,
     expect,
     expect_flag,
     json_type,
@@ -24,6 +23,7 @@ from sopbench._io import (
     required,
     show,
 )
+from sopbench._json import JsonBoundError, check_json_depth, decode_bounded
 
 from ._files import OLD_TOOL_LIST_NAMES
 from ._model import (
@@ -119,7 +119,10 @@ def _parse_tool_call(data: Any, field: str) -> ToolCallRecord:
     arguments = present(function, "arguments", function_field)
     if isinstance(arguments, dict):  # some backends hand over decoded arguments
         try:
+            check_json_depth(arguments)
             text = orjson.dumps(arguments).decode()
+        except JsonBoundError as exc:
+            raise FieldError(at(function_field, "arguments"), f"JSON {exc}") from None
         except TypeError as exc:  # orjson refuses what JSON can hold but it cannot (a 65-bit integer)
             raise FieldError(at(function_field, "arguments"), f"cannot be written back as JSON ({exc})") from None
         return ToolCallRecord(optional(obj, "id", str, field), name, text, arguments)
@@ -129,29 +132,18 @@ def _parse_tool_call(data: Any, field: str) -> ToolCallRecord:
 
 
 def decode_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The JSON object a tool call's argument text holds, or None and why it is not one.
+    """The JSON object a tool call's argument text holds, or None and why it is not one (not JSON,
+    not an object, or deeper or larger than the bound on a value a model supplies).
 
     The one reading of argument text, for recorded files and live episodes alike.
     """
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if type(value) is dict:
-            return value, None
-    # Not a JSON object for orjson: Python's json decides (it reads NaN) and words the error.
-    return _decode_arguments(text)
-
-
-def _decode_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    try:
-        value = decode_json_text(text)
+        value = decode_bounded(text)
+    except JsonBoundError as exc:
+        return None, f"JSON {exc}"
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
-    except RecursionError:
-        return None, "JSON nested too deeply"
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         return None, f"JSON {json_type(value).removeprefix('an ').removeprefix('a ')}, not an object"
     return value, None
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from sopbench._io import walk_files
 from sopbench.inspect_eval import is_inspect_log
 from sopbench.runner import STORE_NAME
 from sopbench.scoring import RunScore, load_records
@@ -179,8 +180,9 @@ def source_files(sources: Iterable[Path], *, allow_empty: bool = False) -> list[
             continue
         found: list[Path] = []
         if source.is_dir():
-            folders = sorted(store.parent for store in source.rglob(STORE_NAME) if store.is_file())
-            logs = sorted(log for log in source.rglob("*.eval") if is_inspect_log(log))
+            below, _unreadable = walk_files(source, lambda name: name == STORE_NAME or name.endswith(".eval"))
+            folders = sorted(file.parent for file in below if file.name == STORE_NAME)
+            logs = sorted(file for file in below if file.name.endswith(".eval") and is_inspect_log(file))
             roots = [folder.resolve() for folder in folders]
             files = [
                 file

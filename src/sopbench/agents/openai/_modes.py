@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sopbench._json import decode_bounded
 from sopbench.agents._protocol import Message
 from sopbench.domains import NoActionReading, is_no_action
 
@@ -106,8 +107,8 @@ def _append_user(out: list[dict[str, Any]], text: str) -> None:
 
 def _call_label(name: str, arguments: str) -> str:
     try:
-        value: Any = json.loads(arguments)
-    except (TypeError, ValueError):
+        value: Any = decode_bounded(arguments)
+    except (TypeError, ValueError):  # not JSON, or past the bound: shown as the text it is
         value = arguments
     return json.dumps({name: value}, ensure_ascii=False)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sopbench._json import MAX_REPLY_BYTES, JsonBoundError, decode_document
 from sopbench.agents._protocol import Usage
 
 from ._transport import Retryable
@@ -46,7 +47,9 @@ def read_completion(
     """A chat-completion body read field by field. A body that is not a JSON completion with a
     choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
-    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept.
+    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept. A
+    body deeper or larger than the bound on a reply is the model's too (a server's failures are not
+    hundreds of levels deep): a reply with nothing in it but that problem, never retried.
 
     Every text of the reply (content, call ids, names and arguments, the raw message, problems) and
     of an error goes through ``scrub`` (``sopbench.secrets.Scrubber``) before anything keeps it:
@@ -72,7 +75,16 @@ def _read(text: str, scrub: Callable[[str], str]) -> ChatReply | tuple[Exception
     # as much as can reach the clip (a key form is far shorter than the margin)
     head = text[: _CLIP + 4096]
     try:
-        data = json.loads(text)
+        data = decode_document(text, size=MAX_REPLY_BYTES, lenient=True)
+    except JsonBoundError as exc:
+        return ChatReply(
+            content=None,
+            tool_calls=(),
+            usage=Usage(),
+            finish_reason=None,
+            problems=(f"malformed reply: the reply is JSON {exc}",),
+            raw=clip(scrub(head)),  # scrubbed before it is clipped, as every text here
+        )
     except ValueError:
         return Retryable(f"unreadable reply (not JSON): {clip(scrub(head))!r}"), None
     if not isinstance(data, Mapping):
