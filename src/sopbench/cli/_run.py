@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ._ablations import ConstraintFormat, DefaultSop, EnvMode, NoAction, ShuffleTools
 from ._app import app
 from ._contract import verb
 from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
@@ -56,17 +57,22 @@ Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the fi
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
 RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task (at most 1,000).")]
 SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed, 0 to 2**63-1 (each episode derives its own).")]
+# No default here: a limit not given is the published one (``sopbench.domains.MAX_MESSAGES`` /
+# ``MAX_CALLS``, the run configuration's defaults), written once; the CLI never imports the domains
+# just to show it.
 MaxTurns = Annotated[
-    int,
+    int | None,
     typer.Option(
         min=1,
         metavar="N",
+        show_default=False,
         help="Message limit, checked before each reply as published (20): no reply is asked for once "
         "the transcript holds N messages; the answers to the last reply's calls may take it past N.",
     ),
 ]
 MaxActions = Annotated[
-    int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
+    int | None,
+    typer.Option(min=1, metavar="N", show_default=False, help="Executed calls per episode (published: 10)."),
 ]
 EpisodeTimeout = Annotated[
     float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
@@ -153,21 +159,6 @@ PricesOption = Annotated[
         help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
     ),
 ]
-EnvMode = Annotated[
-    str,
-    typer.Option(
-        metavar="MODE",
-        help="prompt (constraints listed; lenient system), program (the environment enforces them; no "
-        "listing, no internal_* tools) or guard (listed, and unverified service calls are not executed).",
-    ),
-]
-ShuffleTools = Annotated[bool, typer.Option(help="Shuffle the offered tools (seeded per episode).")]
-ConstraintFormat = Annotated[
-    str, typer.Option(metavar="FORMAT", help="How constraints are listed: structured or old (numbered).")
-]
-DefaultSop = Annotated[
-    str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
-]
 Wide = Annotated[bool, typer.Option("--wide", help="Tables with every count and interval (over 100 columns).")]
 PluginOption = Annotated[
     list[str] | None,
@@ -197,8 +188,8 @@ def run(
     concurrency: Concurrency = 8,
     runs: RunsOption = 1,
     seed: SeedOption = 0,
-    max_turns: MaxTurns = 20,
-    max_actions: MaxActions = 10,
+    max_turns: MaxTurns = None,
+    max_actions: MaxActions = None,
     episode_timeout: EpisodeTimeout = 600.0,
     base_url: BaseUrl = None,
     model: ModelOption = None,
@@ -225,6 +216,7 @@ def run(
     shuffle_tools: ShuffleTools = False,
     constraint_format: ConstraintFormat = "structured",
     default_sop: DefaultSop = "full",
+    no_action: NoAction = None,
     plugin: PluginOption = None,
     as_json: AsJson = False,
     wide: Wide = False,
@@ -267,8 +259,8 @@ def run(
     config = _run_config(
         domains=domain, agent=agent, agent_options=agent_options, user=user, user_options=user_options,
         tasks=tasks, output=output, tool_list=tool_list, limit=limit,
-        concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
-        max_actions=max_actions, episode_timeout=None if people else episode_timeout, baselines=baselines,
+        concurrency=1 if people else concurrency, runs=runs, seed=seed, **_given(max_turns=max_turns,
+        max_actions=max_actions, no_action=no_action), episode_timeout=None if people else episode_timeout, baselines=baselines,
         env_mode=env_mode, shuffle_tools=shuffle_tools, constraint_format=constraint_format,
         default_sop=default_sop,
     )

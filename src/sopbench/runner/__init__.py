@@ -63,7 +63,7 @@ from ._row import (
 from ._run import NoTaskToPlay, RunRefused, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
+from ._setup import episode_setup, tool_schema
 from ._store import (
     SCHEMA_VERSION,
     RunLock,
@@ -144,11 +144,9 @@ __all__ = [
     "export_shown",
     "export_sopbench",
     "import_plugins",
-    "offered_tools",
     "open_existing",
     "play",
     "play_row",
-    "published_offer",
     "read_run_folder",
     "run_in_progress",
     "episode_record",
@@ -160,7 +158,6 @@ __all__ = [
     "score_finished_episode",
     "select_tasks",
     "shown_notes",
-    "task_ids",
     "tool_schema",
     "trajectory_file_name",
     "verdict_column",

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from sopbench.constraints import singles
 from sopbench.domains import UnknownDomain, get_domain, ordered_domains
-from sopbench.tasks import LoadError, Task, domain_task_files, load_tasks, task_file_domain
+from sopbench.tasks import LoadError, Task, domain_task_files, load_tasks, task_file_domain, task_ids
 
 from ._config import RunConfig, RunConfigError
-from ._setup import task_ids
 
 
 @dataclass(frozen=True, slots=True)

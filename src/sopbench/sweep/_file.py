@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sopbench._json import JsonBoundError, decode_toml_bounded
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES
 from sopbench.runner import MAX_RUNS, MAX_SEED, RunConfig, RunConfigError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
@@ -91,8 +92,8 @@ class UserEntry(BaseModel):
 class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_turns: int = Field(default=20, ge=1)
-    max_actions: int = Field(default=10, ge=1)
+    max_turns: int = Field(default=MAX_MESSAGES, ge=1)
+    max_actions: int = Field(default=MAX_CALLS, ge=1)
     episode_timeout: float = Field(default=600.0, gt=0)
     limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
 
