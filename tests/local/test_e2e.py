@@ -159,7 +159,9 @@ def test_every_episode_ends_scored_or_classified(runs, mode):
         assert any(message["role"] == "assistant" for message in line["messages"]), line["end"]
     if done.returncode == 1:  # only for a classified episode, named in the summary
         assert summary["infra_errors"] and summary["infra_reasons"]
-    print(f"{mode}: {seconds:.0f} s, ends {[line['end'] for line in lines]}, usage {[line['usage'] for line in lines]}")
+    print(
+        f"{mode}: {seconds:.0f} s, ends {[line['end'] for line in lines]}, usage {[line['usage'] for line in lines]}"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -172,7 +174,9 @@ def test_usage_raw_replies_and_what_was_shown_are_kept(runs, mode):
         replies = sum(1 for message in line["messages"] if message["role"] == "assistant")
         assert line["usage"]["requests"] >= max(replies, 1) and line["model_s"] > 0 and line["queue_s"] >= 0
         if line["status"] == "completed":  # usage is recorded in every mode
-            assert replies >= 1 and line["usage"]["prompt_tokens"] > 0 and line["usage"]["completion_tokens"] > 0
+            assert (
+                replies >= 1 and line["usage"]["prompt_tokens"] > 0 and line["usage"]["completion_tokens"] > 0
+            )
         if mode != "fc":  # every reply the agent parsed keeps the model's raw text, at its message
             assert len(line["raw_replies"]) == replies
             assert all(isinstance(entry["raw"], str) for entry in line["raw_replies"])
@@ -191,7 +195,9 @@ def test_the_published_trajectory_export_holds_every_completed_episode(runs, mod
     completed = [json.loads(line) for line in _export(root / mode).splitlines()]
     completed = [line for line in completed if line["status"] == "completed"]
     _export(root / mode, "--format", "sopbench", "--output", str(tmp_path / "files"))
-    records = [record for path in (tmp_path / "files").rglob("*.json") for record in json.loads(path.read_text())]
+    records = [
+        record for path in (tmp_path / "files").rglob("*.json") for record in json.loads(path.read_text())
+    ]
     runs_exported = [run for record in records for run in record["interactions"]]
     assert len(runs_exported) == len(completed) >= 1
     assert {record["task"]["user_goal"] for record in records} == {line["goal"] for line in completed}
