@@ -16,6 +16,7 @@ arguments are returned as they are (a malformed call the agent names). One call 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -97,7 +98,15 @@ class ChatHandler:
             response = reply.message("", grammar)
         else:
             response = self._tool_reply(reply, offered, choice)
-        self._log(reply, choice, len(offered or ()), max_tokens, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        self._log(
+            reply,
+            choice,
+            len(offered or ()),
+            max_tokens,
+            seconds,
+            hashlib.sha256(prompt.encode()).hexdigest(),
+        )
         return response
 
     def _tool_reply(self, reply: _Reply, tools: Sequence[Mapping[str, Any]], choice: str) -> dict[str, Any]:
@@ -128,7 +137,9 @@ class ChatHandler:
             )
         return self._templates[key]
 
-    def _log(self, reply: _Reply, choice: str, tools: int, max_tokens: int | None, seconds: float) -> None:
+    def _log(
+        self, reply: _Reply, choice: str, tools: int, max_tokens: int | None, seconds: float, digest: str
+    ) -> None:
         if not self._request_log:
             return
         line = {
@@ -139,6 +150,7 @@ class ChatHandler:
             "tool_choice": choice,
             "max_tokens": max_tokens,
             "seconds": round(seconds, 3),
+            "prompt_sha256": digest,  # of the rendered prompt text: which request this was
         }
         with open(self._request_log, "a", encoding="utf-8") as log:
             log.write(json.dumps(line) + "\n")
