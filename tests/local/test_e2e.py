@@ -303,8 +303,12 @@ def test_a_must_succeed_episode_makes_a_well_formed_call(runs, mode):
         return tasks[int(index)].action_should_succeed
 
     figures = {line["task_id"]: (len(line["tool_calls"]), _well_formed_calls(line)) for line in lines}
-    print(f"{mode}: (calls, well-formed) per episode {figures}; "
-          f"passed {[line['task_id'] for line in lines if line['verdict'] and line['verdict']['passed']]}")  # fmt: skip
+    passed = [line for line in lines if line["verdict"] and line["verdict"]["passed"]]
+    print(
+        f"{mode}: {sum(line['status'] == 'completed' for line in lines)}/{len(lines)} episodes completed, "
+        f"{sum(_well_formed_calls(line) for line in lines)} well-formed calls of {sum(len(line['tool_calls']) for line in lines)} "
+        f"(per episode: {figures}), {len(passed)} passed, {sum(_well_formed_calls(line) == 0 for line in passed)} by default"
+    )
     assert any(must_succeed(line) and _well_formed_calls(line) > 0 for line in lines), figures
 
 

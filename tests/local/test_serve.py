@@ -190,7 +190,7 @@ def test_the_wheel_folder_is_named_by_the_flags_and_holds_a_wheel_per_python(tmp
     folder.mkdir()
     assert cached_wheel(folder) is None
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    for name in (f"llama_cpp_python-0.3.9-{tag}-{tag}-linux_x86_64.whl", f"llama_cpp_python-0.3.36-{tag}-{tag}-linux_x86_64.whl",
+    for name in (f"llama_cpp_python-0.3.9-{tag}-{tag}-linux_x86_64.whl", "llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl",
                  "llama_cpp_python-0.4.0-cp27-cp27-linux_x86_64.whl"):  # fmt: skip
         (folder / name).write_bytes(b"")
     hit = build_wheel(folder)  # a cache hit: nothing is built

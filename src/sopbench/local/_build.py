@@ -54,9 +54,15 @@ def wheel_folder(root: Path | None = None, cmake_args: str = PORTABLE_CMAKE_ARGS
 
 
 def cached_wheel(folder: Path) -> Path | None:
-    """The newest llama-cpp-python wheel in ``folder`` for this Python (None: none yet)."""
-    tag = f"-cp{sys.version_info.major}{sys.version_info.minor}-"
-    found = [path for path in folder.glob("llama_cpp_python-*.whl") if tag in path.name]
+    """The newest llama-cpp-python wheel in ``folder`` for this Python (None: none yet): tagged
+    ``py3`` (llama-cpp-python loads its library with ctypes) or this CPython's ``cpXY``."""
+    major, minor = sys.version_info[:2]
+    ours = {f"py{major}", f"py{major}{minor}", f"cp{major}{minor}"}
+    found = [
+        path
+        for path in folder.glob("llama_cpp_python-*.whl")
+        if len(parts := path.name.split("-")) == 5 and ours & set(parts[2].split("."))
+    ]
     return max(found, key=lambda path: _version_key(path.name.split("-")[1]), default=None)
 
 

@@ -27,11 +27,14 @@ def register() -> None:
 
 
 def check(gguf: str) -> None:
-    """Load ``gguf`` with llama.cpp and generate two tokens (what crashes a build for another CPU)."""
+    """Load ``gguf`` with llama.cpp and answer a two-token chat request through sopbench's chat
+    format (what crashes a build for another CPU, and what a llama-cpp-python it cannot work with
+    fails on)."""
     from llama_cpp import Llama
 
-    model = Llama(model_path=gguf, n_ctx=256, n_threads=1, n_batch=64, verbose=False)
-    model.create_completion("Hello", max_tokens=2, temperature=0.0)
+    register()
+    model = Llama(model_path=gguf, n_ctx=512, n_threads=1, n_batch=64, chat_format=CHAT_FORMAT, verbose=False)
+    model.create_chat_completion([{"role": "user", "content": "Hello"}], max_tokens=2, temperature=0.0)
 
 
 def main(argv: list[str] | None = None) -> None:
