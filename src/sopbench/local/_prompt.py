@@ -35,11 +35,9 @@ def tool_section(tools: Sequence[Mapping[str, Any]]) -> str:
     return (
         "You have access to the following functions (name, description and JSON schema of the arguments):\n"
         f"{listed}\n\n"
-        f"Reply either with a message to the user, beginning with '{MESSAGE_PREFIX}':\n"
-        f"{MESSAGE_PREFIX}\n<your message>\n"
-        f"or with one function call, beginning with '{CALL_PREFIX}<function name>:' followed by its "
-        "arguments as one JSON object:\n"
-        f'{CALL_PREFIX}<function name>:\n{{"arg1": "value1", "arg2": "value2"}}'
+        f"Reply either with a message to the user: the line '{MESSAGE_PREFIX}', then the message; or "
+        f"with one function call: the line '{CALL_PREFIX}<function name>:', then its arguments as one "
+        "JSON object."
     )
 
 
