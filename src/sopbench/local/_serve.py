@@ -32,7 +32,7 @@ CHECK_TIMEOUT_S = 180.0
 SUGGESTED_LIMIT = 5
 # Measured with the bundled SmolLM2-135M on 2 cores (README, "Evaluate a local model"); a larger
 # model or a busy machine takes longer.
-EPISODE_ESTIMATE = "about 1-2 minutes with the bundled model on 2 cores"
+EPISODE_ESTIMATE = "about 0.5-3 minutes with the bundled model on 2 cores (idle to busy)"
 STOP_TIMEOUT_S = 10.0
 # What `python -m llama_cpp.server` imports beyond llama_cpp itself (the `server` extra).
 SERVER_MODULE = "sopbench.local.llama_server"
