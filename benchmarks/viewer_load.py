@@ -34,6 +34,8 @@ FILTERS = [
     "?kind=chain",
     "?judgement=database&domain=healthcare",
     "?outcome=passed&page=40",
+    "?q=never+verified",
+    "?task=bank/transfer_funds[3]",
 ]
 
 
@@ -55,13 +57,20 @@ runs = 0
 for source in map(Path, sys.argv[2:]):
     if (source / STORE_NAME).is_file():
         for episode in read_run_folder(source).episodes:
-            if episode.record is not None:
+            if episode.status == "completed":
                 score_run(episode.record, 0, protocol)
                 runs += 1
     else:
         runs += sum(1 for _ in score_paths(source, protocol))
 print(time.perf_counter() - started, runs)
 """
+
+
+def _address(url: str, number: int) -> str:
+    """The stable address of the viewer's episode ``number`` (``/episode/<n>`` redirects there)."""
+    page = 1 + number // 50
+    listed = json.loads(urllib.request.urlopen(f"{url}api/episodes?page={page}", timeout=60).read())["episodes"]
+    return listed[number % 50]["address"]
 
 
 def baseline(sources: list[str], protocol: str) -> tuple[float, int]:
@@ -129,7 +138,8 @@ def main() -> None:
         pages = [get(url)] + [get(url + "?page=2") for _ in range(args.repeat - 1)]
         filters = [get(url + FILTERS[i % len(FILTERS)]) for i in range(max(args.repeat, len(FILTERS)))]
         total = json.loads(urllib.request.urlopen(url + "api/episodes", timeout=60).read())["total"]
-        episodes = [get(f"{url}episode/{i * 997 % total}") for i in range(args.repeat)]
+        addresses = [_address(url, i * 997 % total) for i in range(args.repeat)]
+        episodes = [get(url.rstrip("/") + address) for address in addresses]
         browser = in_browser(url)
         peak_kb = next(
             (int(x.split()[1]) for x in Path(f"/proc/{process.pid}/status").read_text().splitlines() if x.startswith("VmHWM")),

@@ -111,7 +111,7 @@ def test_all_runs_give_the_mean_pass_rate_and_pass_hat_k_columns():
 
 def test_markdown_and_csv_formats(tmp_path):
     folder = SHARED / "trajectories" / "university"
-    for fmt, marker in (("markdown", "| model | mode |"), ("csv", "model,mode,tool list,user")):
+    for fmt, marker in (("markdown", "| # | model | mode |"), ("csv", "model,mode,tool list,user")):
         result = CliRunner().invoke(app, ["leaderboard", str(folder), "--format", fmt, "--tasks-dir",
                                           str(SHARED / "tasks")])
         assert result.exit_code == 0, result.output
@@ -126,7 +126,7 @@ def test_the_table_splits_overall_by_expected_outcome_and_can_judge_refusals():
     assert plain.exit_code == 0, plain.output
     header = plain.stdout.splitlines()[0]
     assert header.endswith("| Overall | should succeed | should refuse | balanced |")
-    refuse_all = next(line for line in plain.stdout.splitlines() if line.startswith("| refuse-all "))
+    refuse_all = next(line for line in plain.stdout.splitlines() if "| refuse-all (floor)" in line)
     assert refuse_all.endswith(
         "| 64.45 [61.3-67.5] (903) | 0.00 [0.0-1.2] (321) | 100.00 [99.3-100.0] (582) | 50.00 [49.7-50.6] |"
     )

@@ -146,7 +146,9 @@ def test_the_api_key_never_leaks(caplog: pytest.LogCaptureFixture):
         url_with_secret = server.url.replace("http://", f"http://user:{KEY}@")
     assert server.headers[0]["authorization"] == f"Bearer {KEY}"  # it was used
     texts = [str(caught.value), repr(caught.value), *map(str, caught.value.args), repr(made), str(vars(made))]
-    texts += [caplog.text, repr(LLMUser(base_url=url_with_secret, model="m", api_key_env=KEY_ENV))]
+    with pytest.raises(ValueError, match="carries credentials") as refused:  # named without them
+        LLMUser(base_url=url_with_secret, model="m", api_key_env=KEY_ENV)
+    texts += [caplog.text, str(refused.value)]
     assert "rejected the API key (HTTP 401)" in str(caught.value) and f"${KEY_ENV}" in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__context__ is None
     assert "/chat/completions" in caplog.text  # the client's debug logs were captured and are clean

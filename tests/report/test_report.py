@@ -51,7 +51,7 @@ def test_leaderboard_documents(files, make_task):
     tasks = [task_from_json(make_task(), domain="bank")]
     report = build_leaderboard(files, SOUND, tasks=tasks, min_cases=0)
     rows = list(csv.reader(io.StringIO(render_leaderboard(report, "csv"))))
-    assert rows[0][-3:] == ["folder", "coverage", "ranked"]
+    assert rows[0][-5:] == ["folder", "coverage", "ranked", "rank", "floor"]
     # Both fail the one task: equal rates, so the names decide.
     assert [(row[0], row[4]) for row in rows[1:]] == [("gpt-4o", "0/2"), ("refuse-all", "0/1")]
     assert [row["model"] for row in json.loads(render_leaderboard(report, "json"))] == [
@@ -59,8 +59,10 @@ def test_leaderboard_documents(files, make_task):
         "refuse-all",
     ]
     assert render_leaderboard(report, "markdown").startswith(
-        "| model | mode | tool list | user | bank | Overall |"
+        "| # | model | mode | tool list | user | bank | Overall |"
     )
+    # Equal on the one shared task: one rank group; the floor is marked as such.
+    assert [row[-2:] for row in rows[1:]] == [["1–2", ""], ["1–2", "yes"]]
     compared = build_leaderboard(files, SOUND, tasks=tasks, compare_protocols=True)
     assert set(json.loads(render_leaderboard(compared, "json"))) == {"leaderboard", "comparison"}
     with pytest.raises(ValueError, match="CSV"):

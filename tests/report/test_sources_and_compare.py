@@ -85,7 +85,10 @@ def test_compare_two_run_folders_pairs_runs_and_names_the_unpaired(runs):
         assert key in document
     assert document["paired_tasks"] == 1 and document["paired_runs"] == 2
     assert document["a"]["pass_rate"] == 1.0 and document["b"]["pass_rate"] == 0.0
-    assert document["difference"] == 1.0 and document["mcnemar_p"] == 0.5
+    # Two discordant runs of one task are one task where A did better: the sign test over tasks
+    # has nothing to go on (p = 1), where McNemar over runs claimed p = 0.5.
+    assert document["difference"] == 1.0 and document["mcnemar_p"] == 1.0
+    assert document["unit"] == "task" and document["tasks"]["a_better"] == 1
     assert [f["b_first_failing_judgement"] for f in document["a_only_passed"]] != [None, None]
     assert document["unpaired"]["a"]["count"] == 14 and document["unpaired"]["b"]["count"] == 0
     university = document["domains"]["university"]
@@ -100,13 +103,18 @@ def test_compare_asks_to_choose_when_a_side_holds_several_configurations(publish
     folder = published_trajectories_dir / "university"
     result = invoke("compare", folder, folder)
     assert result.exit_code == 2 and "--config-a" in result.output
-    chosen = invoke("compare", folder, folder, "--protocol", "sopbench", "--json",
-                    "--config-a", "model=gpt-4.1-mini,tool_mode=fc,tool_list=full,user=none",
-                    "--config-b", "model=gpt-4o-mini,tool_mode=fc,tool_list=full,user=none")
+    sides = ["--config-a", "model=gpt-4.1-mini,tool_mode=fc,tool_list=full,user=none",
+             "--config-b", "model=gpt-4o-mini,tool_mode=fc,tool_list=full,user=none"]
+    # gpt-4.1-mini ran each task 3 times, gpt-4o-mini once: refused in one line, nothing printed.
+    refused = invoke("compare", folder, folder, "--protocol", "sopbench", "--json", *sides)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "A ran each task 3 times and B 1 times" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    chosen = invoke("compare", folder, folder, "--protocol", "sopbench", "--json", "--runs", "first", *sides)
     assert chosen.exit_code == 0, chosen.output
     document = json.loads(chosen.stdout)
-    assert document["paired_tasks"] == 44 and document["paired_runs"] == 44  # gpt-4o-mini: one run each
-    assert document["unpaired"]["a"]["count"] == 88
+    assert document["paired_tasks"] == 44 and document["paired_runs"] == 44
+    assert document["unpaired"]["a"]["count"] == 0 and document["tasks"]["runs_per_task"] == 1
 
 
 def test_prices_give_a_cost_only_for_priced_models(tmp_path):
@@ -143,3 +151,34 @@ def test_a_folder_of_run_folders_gives_one_row_per_run_and_skips_their_exports(r
     assert rows["reference"]["cells"]["Overall"]["cases"] == 16 and rows["reference"]["tasks_with_k"] == {"1": 8, "2": 8}
     assert rows["no-verify"]["breakdowns"]["judgement"]["failed_runs"] == 2
     assert rows["reference"]["pass_rate_ci95"][1] == 1.0
+
+
+def test_compare_by_goal_pairs_per_domain_and_goal_and_counts_the_unpaired_beside(runs):
+    document = json.loads(invoke("compare", runs["reference"], runs["no-verify"], "--json").stdout)
+    goals = document["breakdowns"]["goal"]
+    assert all({"domain", "goal", "paired_tasks", "unpaired_runs", "mcnemar_p"} <= set(g) for g in goals)
+    assert sum(g["paired_runs"] for g in goals) == document["paired_runs"]
+    assert sum(g["unpaired_runs"] for g in goals) == document["unpaired"]["a"]["count"]
+    table = invoke("compare", runs["reference"], runs["no-verify"], "--by", "goal").stdout
+    assert "by goal: paired runs only" in table and "| unpaired runs |" in table
+
+
+def test_compare_refuses_other_task_sets_under_the_same_ids_unless_allowed(runs, tmp_path):
+    # The same agent on a task set where one task under a shared id has other content.
+    store = runs["reference"] / "results.sqlite"
+    import sqlite3
+
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    (changed / "results.sqlite").write_bytes(store.read_bytes())
+    with sqlite3.connect(changed / "results.sqlite") as db:
+        (task_id,) = db.execute("SELECT task_id FROM tasks ORDER BY task_id LIMIT 1").fetchone()
+        db.execute("UPDATE tasks SET sha256 = ? WHERE task_id = ?", ("0" * 64, task_id))
+    refused = invoke("compare", runs["reference"], changed)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "other tasks on each side" in refused.output and task_id in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    allowed = invoke("compare", runs["reference"], changed, "--allow-different-tasks", "--json")
+    document = json.loads(allowed.stdout)
+    assert document["different_tasks"] == {"count": 1, "tasks": [task_id]}
+    assert document["paired_tasks"] == 7

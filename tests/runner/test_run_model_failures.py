@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sopbench.agents import (
@@ -25,7 +26,7 @@ from sopbench.agents import (
 )
 from sopbench.cli import app
 from sopbench.domains import EXIT_TOOL
-from sopbench.runner import RunConfig, run
+from sopbench.runner import RunConfig, RunConfigError, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import Reply, call, error, say, serve  # noqa: E402
@@ -210,12 +211,13 @@ def test_neither_a_key_in_the_base_url_nor_one_echoed_by_the_server_reaches_the_
 
     with serve(answer) as server:
         url = server.url.replace("http://", f"http://user:{KEY}@")
-        run(openai_config(url, small_tasks, tmp_path / "r", limit=1))
+        with pytest.raises(RunConfigError, match="carries credentials") as refused:  # before any request
+            run(openai_config(url, small_tasks, tmp_path / "r", limit=1))
         run(openai_config(server.url, small_tasks, tmp_path / "s", limit=1, agent_options={
             "base_url": server.url, "model": "m", "api_key_env": KEY_ENV, "max_retries": 0}))  # fmt: skip
-    for folder in ("r", "s"):
-        stored = b"".join(p.read_bytes() for p in (tmp_path / folder).iterdir() if p.is_file())
-        assert KEY.encode() not in stored
+    assert KEY not in str(refused.value) and not (tmp_path / "r").exists()
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "s").iterdir() if p.is_file())
+    assert KEY.encode() not in stored
     assert "authorization" in rows(tmp_path / "s")[0]["reason"]  # the echo is kept, scrubbed
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -9,16 +10,11 @@ import pytest
 
 from sopbench.scoring import (
     SOPBENCH,
-    SOUND,
     VERDICT_KEYS,
     RunScore,
     ScoringReport,
     leaderboard,
-    refuse_all_baseline,
-    refuse_all_record,
-    refuse_all_scores,
     score_paths,
-    score_run,
     summarize,
 )
 from sopbench.tasks import iter_all_tasks, task_from_json
@@ -26,10 +22,15 @@ from sopbench.tasks import iter_all_tasks, task_from_json
 FILE = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
 
 
+_RECORDS = itertools.count()
+
+
 def _score(domain: str, passed: bool, should: bool, run: int = 0, source: str = FILE) -> RunScore:
+    """A score of its own task (each call another record), unless it is a later run."""
     verdict = dict.fromkeys(VERDICT_KEYS, True)
     verdict.update(passed=passed, success=passed, database=passed, database_match=passed)
-    return RunScore(source, domain, 0, run, "sound", verdict, (), None, should, "goal")
+    record = next(_RECORDS) if run == 0 else 0
+    return RunScore(source, domain, record, run, "sound", verdict, (), None, should, "goal")
 
 
 def test_summary_splits_pass_rates_by_expected_outcome() -> None:
@@ -56,16 +57,6 @@ def test_refuse_all_balanced_score_is_one_half() -> None:
     assert summarize(scores).domains["bank"].balanced == 0.5
 
 
-def test_refuse_all_baseline_passes_582_of_903_published_tasks(published_tasks_dir: Path) -> None:
-    tasks = list(iter_all_tasks(published_tasks_dir))
-    assert len(tasks) == 903
-    for protocol in (SOPBENCH, SOUND):
-        rates = refuse_all_baseline(tasks, protocol)
-        assert (rates["all"].passed, rates["all"].total) == (582, 903)
-        assert round(rates["all"].rate * 100, 2) == 64.45
-        assert (rates["university"].passed, rates["university"].total) == (36, 44)
-
-
 def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     scores = [
         _score("bank", True, True),
@@ -83,39 +74,18 @@ def test_leaderboard_pools_cases_and_adds_the_refuse_all_row() -> None:
     # Each row also splits its Overall by the tasks' expected outcome.
     assert (model.pooled.should_succeed, model.pooled.should_refuse) == ([1, 1], [1, 2])
     assert model.pooled.balanced == 0.75
-    assert model.as_dict()["should_refuse"] == {"passed": 1, "total": 2, "rate": 0.5, "ci95": [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)]}
-
-
-def test_the_refuse_all_row_splits_582_of_903_into_every_refusal_and_no_success(
-    published_tasks_dir: Path,
-) -> None:
-    tasks = list(iter_all_tasks(published_tasks_dir))
-    baseline = refuse_all_scores(tasks, SOUND, justify_refusal=True)
-    assert {score.source for score in baseline} == {"refuse-all"}
-    row = next(row for row in leaderboard([], baseline=baseline) if row.model == "refuse-all")
-    assert (row.overall.passed, row.overall.cases) == (582, 903)
-    assert (row.pooled.should_succeed, row.pooled.should_refuse) == ([0, 321], [582, 582])
-    assert row.pooled.balanced == 0.5
-    # It calls no helper, so its refusal is justified only where the request itself shows a violated
-    # constraint that no helper checks (a test type, a date outside the lead time): 96 tasks.
-    assert row.pooled.justified == [96, 582]
-    assert refuse_all_baseline(tasks, SOUND)["all"] == _rate(582, 903)
+    assert model.as_dict()["should_refuse"] == {
+        "passed": 1,
+        "total": 2,
+        "rate": 0.5,
+        "ci95": [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)],
+    }
 
 
 def _rate(passed: int, total: int):
     from sopbench.scoring import Rate
 
     return Rate(passed, total)
-
-
-def test_a_justified_refusal_needs_the_revealing_helper_call(published_tasks_dir: Path) -> None:
-    tasks = [
-        t for t in iter_all_tasks(published_tasks_dir) if t.domain == "bank" and not t.action_should_succeed
-    ]
-    unjustified = refuse_all_record(tasks[0])
-    score = score_run(unjustified, 0, SOUND, justify_refusal=True)
-    assert score.passed and score.justified_refusal is False
-    assert summarize([score]).overall.justified_refusal_rate.rate == 0.0
 
 
 def test_records_without_runs_are_counted_not_dropped(tmp_path: Path, published_tasks_dir: Path) -> None:
@@ -165,7 +135,19 @@ def test_a_correct_refusal_is_not_a_failure_of_action_successfully_called() -> N
 
 def test_summary_reports_intervals_and_pass_hat_k_over_repeated_runs() -> None:
     scores = [
-        RunScore(FILE, "bank", 0, run, "sound", _score("bank", passed, True).verdict, (), None, True, "g", task_id="bank/g[0]")
+        RunScore(
+            FILE,
+            "bank",
+            0,
+            run,
+            "sound",
+            _score("bank", passed, True).verdict,
+            (),
+            None,
+            True,
+            "g",
+            task_id="bank/g[0]",
+        )
         for run, passed in enumerate([True, False, True])
     ]
     data = summarize(scores).overall.as_dict()

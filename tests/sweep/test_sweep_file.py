@@ -99,6 +99,10 @@ def test_rerun_resumes_adds_new_and_refuses_changed(tmp_path: Path) -> None:
     assert len(stored.episodes) == 4
     rows = json.loads(first.stdout)
     assert any(row.get("model") == "reference" for row in rows)
+    # The summary's refuse-all floor is played on the sweep's own tasks (its folders' manifests):
+    # the 2 bank tasks, not a folder found from the working directory.
+    floor = next(row for row in rows if row["floor"] and row["model"] == "refuse-all")
+    assert floor["cells"]["Overall"]["cases"] == 2 and floor["unavailable"] is None
     finished = finished_at(out / "reference-full")
 
     again = sweep(str(file), "--output", str(out))

@@ -104,7 +104,9 @@ def test_the_kind_filter_is_the_kind_of_the_failing_constraint(index):
     by_kind = breakdown(outcomes, "constraint")["by_kind"]
     assert by_kind
     for kind in by_kind:
-        expected = [e for e, o in zip(index.episodes, outcomes, strict=True) if kind in {f.kind for f in o.findings}]
+        expected = [
+            e for e, o in zip(index.episodes, outcomes, strict=True) if kind in {f.kind for f in o.findings}
+        ]
         assert index.page(Filters({"kind": kind}), size=10_000).episodes == expected != []
     assert all(not e.kinds for e in index.episodes if "procedure" not in e.failing)
 
@@ -260,7 +262,11 @@ def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources,
                 return Shown(f"You serve the bank's customers. {SCRIPT}", self._tools)
 
     folder = tmp_path / "shown"
-    run(RunConfig(agent="test-shown", domains=("bank",), tasks=viewer_sources.tasks, output=folder, baselines=False))
+    run(
+        RunConfig(
+            agent="test-shown", domains=("bank",), tasks=viewer_sources.tasks, output=folder, baselines=False
+        )
+    )
     stored = read_run_folder(folder)
     assert all(e.system_prompt and e.system_prompt.endswith(SCRIPT) and e.tools for e in stored.episodes)
     loaded = load_sources(source_files([folder, viewer_sources.injected]), SOUND)
@@ -269,7 +275,10 @@ def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources,
     page = client.get(f"/episode/{episode.id}").text
     assert 'id="system-prompt"' in page and 'id="tool-schemas"' in page
     assert SCRIPT not in page and "You serve the bank&#39;s customers. &lt;script&gt;" in page
-    assert f"({len(stored.episodes[0].tools)} tools)" in page and "&#34;name&#34;: &#34;exit_conversation&#34;" in page
+    assert (
+        f"({len(stored.episodes[0].tools)} tools)" in page
+        and "&#34;name&#34;: &#34;exit_conversation&#34;" in page
+    )
     # a published file keeps the prompt in its record (the injected one carries markup): text too
     published = next(e for e in loaded.episodes if e.configuration.startswith("injected-model"))
     page = client.get(f"/episode/{published.id}").text

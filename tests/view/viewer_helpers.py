@@ -74,3 +74,57 @@ def start_viewer(sources: list[Path], *extra: str) -> tuple[subprocess.Popen, st
         process.kill()
         raise AssertionError(f"the viewer did not start: {line!r} {process.stderr.read()}")
     return process, line.split()[2]
+
+
+# ---- sources beyond the three above (tests/view/test_navigation.py and the browser tests) ----------
+
+
+def register_crashing_agent() -> str:
+    """An agent whose first reply is a malformed call (and costs tokens) and whose second raises:
+    every episode it plays is an ``infra_error`` that kept its transcript and a stored problem."""
+    from sopbench.agents import Agent, AgentTurn, ToolCallRequest, Usage, agent_names, register_agent
+
+    name = "test-view-crashes"
+    if name not in agent_names():
+
+        @register_agent(name)
+        class Crashes(Agent):
+            name = "test-view-crashes"
+
+            async def start(self, setup):
+                self.replies = 0
+
+            async def act(self, messages):
+                self.replies += 1
+                if self.replies > 1:
+                    raise RuntimeError("the provider hung up")
+                call = ToolCallRequest("call_0", "login_user", "{not json")
+                return AgentTurn(content="Let me log you in.", tool_calls=(call,), usage=Usage(120, 30))
+
+    return name
+
+
+def make_crashed_run(folder: Path, tasks: Path) -> Path:
+    """A run folder of infra_error episodes (see ``register_crashing_agent``)."""
+    agent = register_crashing_agent()
+    output = folder / "crashed"
+    run(RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=2))
+    return output
+
+
+def make_inspect_log(folder: Path) -> Path:
+    """An Inspect ``.eval`` log of the sopbench task: the reference policy on two bank tasks."""
+    from inspect_ai import eval as inspect_eval
+
+    from sopbench.inspect_eval import reference_model, sopbench
+
+    assert reference_model  # registers the sopbench-reference provider
+    logs = inspect_eval(
+        sopbench(domain="bank", limit=2),
+        model="sopbench-reference/reference",
+        log_dir=str(folder / "logs"),
+        display="none",
+        log_realtime=False,
+    )
+    assert logs[0].status == "success", logs[0].error
+    return Path(logs[0].location)

@@ -147,3 +147,10 @@ def choice(option: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise UserError(f"{option} {value}: choose {', '.join(choices[:-1])} or {choices[-1]}")
     return value
+
+
+def rank_choices() -> tuple[str, ...]:
+    """What --rank-by takes (the leaderboard's orders)."""
+    from sopbench.scoring import RANK_BY
+
+    return RANK_BY

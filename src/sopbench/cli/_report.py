@@ -10,7 +10,7 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import UserError, current_job, err_console
-from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of
+from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of, rank_choices
 from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")]
@@ -31,8 +31,16 @@ TasksDir = Annotated[
     typer.Option(
         metavar="DIR",
         show_default=False,
-        help="Task files for the refuse-all and no-verify rows "
-        "(default: ../shared/sopbench/tasks when it exists, else the tasks inside the records).",
+        help="Task files to play the refuse-all and no-verify floors on "
+        "(default: the sources' own tasks: a run folder's manifest, the tasks inside trajectory files).",
+    ),
+]
+RankBy = Annotated[
+    str,
+    typer.Option(
+        metavar="pass|balanced",
+        help="Rank by the Overall pass rate, or by the balanced score (mean of the must-succeed and "
+        "must-refuse rates).",
     ),
 ]
 ViewerUrl = Annotated[
@@ -52,11 +60,14 @@ def report(
     embed_episodes: EmbedEpisodes = False,
     tasks_dir: TasksDir = None,
     viewer_url: ViewerUrl = "http://127.0.0.1:8765/",
+    rank_by: RankBy = "pass",
 ) -> None:
     """One self-contained HTML file: leaderboard, figures, paired comparisons, per-goal table.
 
     Works offline from a file:// URL (no network request); every number links to the episodes
-    behind it in sopbench view, or, with --embed-episodes, inside the file.
+    behind it in sopbench view, or, with --embed-episodes, inside the file. The refuse-all and
+    no-verify floors are played on the sources' own tasks and ranked where they score; the unit of
+    every interval and test is the task.
     """
     try:
         from sopbench.report import build_html_report
@@ -68,17 +79,19 @@ def report(
     job = current_job()
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
     price_table = price_table_of(prices)
+    choice("--rank-by", rank_by, rank_choices())
     found = find_sources(sources)
     target = job.output(output, stdout_ok=False)
-    _, tasks = baseline_tasks(tasks_dir)
+    tasks = baseline_tasks(tasks_dir)
     if not len(found):
         nothing_found(sources, target)
         return
     with job.progress(len(found), "read") as advance, run_folder_errors():
         built = build_html_report(
             found.files, chosen, run_folders=found.run_folders, tasks=tasks,
-            tasks_source="the task files" if tasks is not None else "", prices=price_table,
-            embed_episodes=embed_episodes, viewer_url=viewer_url, progress=advance, on_problem=job.problem,
+            tasks_source="the task files given" if tasks is not None else "", prices=price_table,
+            embed_episodes=embed_episodes, viewer_url=viewer_url, rank_by=rank_by, progress=advance,
+            on_problem=job.problem,
         )
     job.finish(f"{built.episodes} runs reported in {target}")
     job.write_text(target, built.html)

@@ -349,8 +349,9 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         )
     if report.timed_out_requests:
         err_console().print(
-            f"{report.timed_out_requests} requests got no reply within --request-timeout and were sent "
-            "again (the server may have kept working on them: consider a lower --max-tokens)",
+            f"{report.timed_out_requests} requests got no reply within --request-timeout and were abandoned "
+            "(each sent again while --max-retries allowed; the server may have kept working on them: "
+            "consider a lower --max-tokens)",
             markup=False,
         )
     if report.queue_s:

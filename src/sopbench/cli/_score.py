@@ -28,6 +28,7 @@ from ._options import (
     choice,
     chosen_protocol,
     price_table_of,
+    rank_choices,
 )
 from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors, runs_to_jsonl
 
@@ -106,8 +107,8 @@ TasksDir = Annotated[
     typer.Option(
         metavar="DIR",
         show_default=False,
-        help="Task files for the refuse-all row (default: ../shared/sopbench/tasks when it "
-        "exists, else the tasks inside the records).",
+        help="Task files to play the refuse-all floor on (default: the sources' own tasks: a run "
+        "folder's manifest, the tasks inside trajectory files).",
     ),
 ]
 MinCases = Annotated[
@@ -118,6 +119,14 @@ OutputOption = Annotated[
 ]
 PassHatK = Annotated[
     bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
+]
+RankBy = Annotated[
+    str,
+    typer.Option(
+        metavar="pass|balanced",
+        help="Rank by the Overall pass rate, or by the balanced score (mean of the must-succeed and "
+        "must-refuse rates).",
+    ),
 ]
 LeaderboardRunsOption = Annotated[
     str,
@@ -147,35 +156,35 @@ def leaderboard(
     pass_hat_k: PassHatK = False,
     runs: LeaderboardRunsOption = "all",
     by: By = None,
+    rank_by: RankBy = "pass",
 ) -> None:
     """The published leaderboard recomputed from trajectory files and run folders.
 
     One row per (model, mode, tool list, user) configuration and folder, one column per domain and
     Overall (pooled over cases), each cell with its 95% Wilson interval and the number of cases
     behind it (every run of each task: the mean pass rate over runs), then the Overall pass rate
-    split into tasks that must succeed and tasks that must be refused, and their balanced mean. A
-    refuse-all baseline row is always included. Rows whose
-    domains differ from those of the agents' rows together are marked and ranked after the others,
-    so that Overall rates are compared over the same domains; rows with fewer than --min-cases
-    cases are listed apart below the table.
+    split into tasks that must succeed and tasks that must be refused, and their balanced mean.
+    The unit of every interval is the task (clustered by task when tasks ran K >= 2 times). The
+    refuse-all floor, played on the sources' own tasks, is ranked where it scores and marked
+    (floor). Rows the exact sign test over shared tasks cannot tell apart from the row above (at
+    0.05) share a rank, shown as 3-5. Rows whose domains differ from those of the agents' rows
+    together are marked and ranked after the others; rows with fewer than --min-cases cases are
+    listed apart below the table.
     """
     from sopbench.report import build_leaderboard, records_without_trajectory, render_leaderboard
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
     _check_leaderboard_choices(output_format, runs, compare_protocols)
+    choice("--rank-by", rank_by, rank_choices())
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
     sources = find_sources(paths)
     target = job.output(output)
-    folder, tasks = baseline_tasks(tasks_dir)
+    tasks = baseline_tasks(tasks_dir)
     if not len(sources):
         nothing_found(paths)
         return
-    if tasks is None:
-        err_console().print(
-            f"{folder} not found: the refuse-all row uses the tasks inside the records", markup=False
-        )
     passes = 2 if compare_protocols else 1
     with (
         job.progress(passes * len(sources.files) + len(sources.run_folders), "scored") as advance,
@@ -184,7 +193,7 @@ def leaderboard(
         report = build_leaderboard(
             sources.files, chosen, run_folders=sources.run_folders, runs=runs, pass_hat_k=pass_hat_k,
             by=breakdowns, tasks=tasks, credit_cards=cards, justify_refusal=require_justified_refusal,
-            compare_protocols=compare_protocols, min_cases=min_cases, progress=advance,
+            compare_protocols=compare_protocols, min_cases=min_cases, rank_by=rank_by, progress=advance,
             on_problem=job.problem,
         )
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
@@ -220,13 +229,34 @@ ConfigB = Annotated[
     str | None, typer.Option(metavar="FILTER", show_default=False, help="Choose B's configuration.")
 ]
 AsJsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+CompareViewerUrl = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        show_default=False,
+        help="Where sopbench view serves both sides: each flipped run links to its side-by-side page.",
+    ),
+]
+AllowDifferentTasks = Annotated[
+    bool,
+    typer.Option(
+        "--allow-different-tasks",
+        help="When a task id names other tasks on the two sides (other task sets), compare the same "
+        "tasks only and name the others (default: refuse, exit 2).",
+    ),
+]
+CompareRunsOption = Annotated[
+    str,
+    typer.Option(metavar="all|first", help="Every run of each task, or each task's first run only."),
+]
 
 
 @verb(
     app,
     epilog="Examples: sopbench compare runs/reference runs/no-verify ;  sopbench compare "
     "../shared/sopbench/trajectories ../shared/sopbench/trajectories --protocol sopbench "
-    "--config-a model=gpt-4o,tool_mode=fc,tool_list=full --config-b model=gpt-4o-mini,tool_mode=fc,tool_list=full",
+    "--config-a model=gpt-4o,tool_mode=fc,tool_list=full,user=none "
+    "--config-b model=gpt-4o-mini,tool_mode=fc,tool_list=full,user=none",
 )
 def compare(
     a: A,
@@ -239,14 +269,19 @@ def compare(
     by: By = None,
     as_json: AsJsonOption = False,
     output_format: OutputFormat = "markdown",
+    viewer_url: CompareViewerUrl = None,
+    runs: CompareRunsOption = "all",
+    allow_different_tasks: AllowDifferentTasks = False,
 ) -> None:
-    """Compare two agents on the same tasks: runs paired by task id and run.
+    """Compare two agents on the same tasks: runs paired by task (same id and same content) and run.
 
-    Prints the paired tasks, each side's pass rate, the difference with a 95% paired bootstrap
-    interval (seeded, 2,000 resamples over tasks), the exact McNemar p-value, per domain and
-    overall, and the runs that flipped in each direction with each side's first failing judgement.
-    Runs present on one side only are counted and named. Each side must hold one configuration
-    (choose with --config-a / --config-b).
+    The unit of every figure is the task. Prints the paired tasks, each side's pass rate with its
+    95% interval (Wilson's; clustered by task when tasks ran K >= 2 times), the difference with a
+    95% paired bootstrap interval over tasks (seeded, 2,000 resamples), the p-value of the exact
+    sign test over tasks (McNemar's exact test when each task ran once), per domain and overall,
+    and the runs that flipped with each side's first failing judgement. --by goal pairs per
+    (domain, goal). Runs on one side only are counted and named. Both sides must hold one
+    configuration (--config-a / --config-b), the same K, and the same task under each shared id.
     """
     from sopbench.report import COMPARE_FORMATS, CompareError, RunFolderError, compare_sources, render_compare
 
@@ -255,6 +290,7 @@ def compare(
     if as_json:
         output_format = "json"
     choice("--format", output_format, COMPARE_FORMATS)
+    choice("--runs", runs, RUN_CHOICES)
     breakdowns = breakdowns_of(by)
     sides = [find_sources([path]) for path in (a, b)]
     for path, side in zip((a, b), sides, strict=True):
@@ -263,12 +299,13 @@ def compare(
     with job.progress(sum(len(side) for side in sides), "read") as advance:
         try:
             report = compare_sources(
-                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns, progress=advance,
-                on_problem=job.problem,
+                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns, runs=runs,
+                allow_different_tasks=allow_different_tasks, progress=advance, on_problem=job.problem,
             )
         except (CompareError, RunFolderError) as exc:
             raise UserError(str(exc)) from None
     job.finish(f"{report.result.overall.paired_runs} paired runs compared")
+    report.viewer_url = viewer_url
     if output_format == "markdown" and out_console().is_terminal:
         for table in report.tables():
             table.print(out_console())
@@ -286,7 +323,8 @@ QuirksAsJsonOption = Annotated[bool, typer.Option("--json", help="Print them as 
 @verb(
     app,
     name="quirks",
-    epilog="Example: sopbench evaluate PATH --protocol sound --quirk python_eval -o out.jsonl",
+    epilog="Example: sopbench evaluate ../shared/sopbench/trajectories/dmv --protocol sound --quirk python_eval "
+    "-o out.jsonl",
 )
 def quirks(
     as_json: QuirksAsJsonOption = False,

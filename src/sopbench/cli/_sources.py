@@ -13,7 +13,6 @@ import orjson
 from sopbench.tasks import LoadError, Task
 
 from ._job import OutputTarget, UserError, current_job, err_console, out_console
-from ._options import DEFAULT_TASKS_DIR
 
 
 def read_tasks(option: str, where: Path, load: Callable[[], list[Task]]) -> list[Task]:
@@ -104,17 +103,15 @@ def show_summary(result, target: OutputTarget, as_json: bool) -> None:
     console.print(f"wrote {target}", markup=False)
 
 
-def baseline_tasks(tasks_dir: Path | None) -> tuple[Path, list[Task] | None]:
-    """The folder of task files for the baseline rows (--tasks-dir, declared as an input, else the
-    published tasks when they are there) and its tasks; None when neither is given nor there."""
+def baseline_tasks(tasks_dir: Path | None) -> list[Task] | None:
+    """The tasks of --tasks-dir (declared as an input) for the floor rows; None when it is not given:
+    then the floors are played on the sources' own tasks (never on a folder found by chance)."""
     from sopbench.tasks import iter_all_tasks
 
-    folder = tasks_dir if tasks_dir is not None else DEFAULT_TASKS_DIR
-    if tasks_dir is not None:
-        current_job().inputs([tasks_dir], "--tasks-dir")
-    if tasks_dir is None and not folder.is_dir():
-        return folder, None
-    return folder, read_tasks("--tasks-dir", folder, lambda: list(iter_all_tasks(folder)))
+    if tasks_dir is None:
+        return None
+    current_job().inputs([tasks_dir], "--tasks-dir")
+    return read_tasks("--tasks-dir", tasks_dir, lambda: list(iter_all_tasks(tasks_dir)))
 
 
 @contextmanager

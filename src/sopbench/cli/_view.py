@@ -12,19 +12,19 @@ import typer
 from ._app import app
 from ._contract import show_problems, verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import ProtocolName, chosen_protocol
+from ._options import ProtocolName, chosen_protocol, price_table_of
 
 if TYPE_CHECKING:
     import socket
 
-    from sopbench.scoring import Protocol
-    from sopbench.view import EpisodeIndex
+    from sopbench.view import EpisodeIndex, LiveSources
 
 SourcesOption = Annotated[
     list[Path],
     typer.Argument(
         metavar="SOURCE",
-        help="Run folders of sopbench run, trajectory files (.json, .json.gz) or folders of them.",
+        help="Run folders of sopbench run (or folders holding them, as a sweep writes), Inspect logs "
+        "(.eval, .json), trajectory files (.json, .json.gz) or folders of them.",
         show_default=False,
     ),
 ]
@@ -32,6 +32,15 @@ PortOption = Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Po
 HostOption = Annotated[
     str,
     typer.Option(metavar="ADDRESS", help="Address to listen on; anything but 127.0.0.1 is warned about."),
+]
+
+ViewPrices = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        show_default=False,
+        help="TOML or JSON: USD per million input/output tokens per model; shows each live episode's cost.",
+    ),
 ]
 
 
@@ -45,16 +54,20 @@ def view(
     port: PortOption = 8765,
     host: HostOption = "127.0.0.1",
     protocol: ProtocolName = "sound",
+    prices: ViewPrices = None,
 ) -> None:
     """A local web viewer of episodes: filter the list, read an episode next to its SOP's graph.
 
     Every episode of every SOURCE is read and scored under --protocol at start-up; the list filters
     by domain, goal, configuration, outcome, failing judgement and constraint kind; an episode shows
     the conversation, the goal's constraint graph marked at the goal call, the first failing step
-    and the database difference against the oracle. Stop it with Ctrl-C (exit code 130).
+    and the database difference against the oracle. Each episode has a stable address
+    (/episode/<source-digest>/<domain>/<task>/<run>); /compare?a=<configuration>&b=<configuration>&task=<id>
+    shows one task under two configurations side by side. Sources that a run or sweep is still
+    writing are read again as the page polls. Stop it with Ctrl-C (exit code 130).
     """
     try:
-        from sopbench.view import SourceError, source_files
+        from sopbench.view import LiveSources, SourceError, source_files
         from sopbench.view.server import bind, create_app, is_loopback, serve, url_of
     except ImportError as exc:
         raise UserError(
@@ -63,6 +76,7 @@ def view(
     job = current_job()
     job.inputs(sources, "SOURCE")
     chosen = chosen_protocol(protocol, None, None)
+    price_table = price_table_of(prices)
     try:
         units = source_files(sources)
         sock = bind(host, port)
@@ -70,7 +84,8 @@ def view(
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
-    index = _read_and_score(job, units, chosen, sock)
+    live = LiveSources(sources, chosen, price_table, lambda line: err_console().print(line, markup=False))
+    index = _read_and_score(job, units, live, sock)
     if not is_loopback(host):
         err_console().print(
             f"warning: --host {host} lets other machines on the network read these episodes", markup=False
@@ -83,23 +98,26 @@ def view(
         sys.stdout.flush()
 
     serve(
-        create_app(index, chosen.name, f"{len(index.episodes)} episodes · protocol {chosen.name}"),
+        create_app(
+            index, chosen.name, f"{len(index.episodes)} episodes at start · protocol {chosen.name}", live
+        ),
         sock,
         ready,
     )
 
 
-def _read_and_score(job: Job, units: list[Path], chosen: Protocol, sock: socket.socket) -> EpisodeIndex:
+def _read_and_score(job: Job, units: list[Path], live: LiveSources, sock: socket.socket) -> EpisodeIndex:
     """Every episode of the sources, scored and indexed (the socket is closed if that fails); the
     problems are shown now: the viewer ends with Ctrl-C, after which the contract lists none."""
-    from sopbench.view import EpisodeIndex, SourceError, load_sources
+    from sopbench.view import EpisodeIndex, SourceError
 
+    chosen = live.protocol
     errors = err_console()
     started = time.perf_counter()
     errors.print(f"reading and scoring {len(units)} sources ...", markup=False)
     try:
         with job.progress(len(units), "read and scored") as advance:
-            loaded = load_sources(units, chosen, advance)
+            loaded = live.load(units, advance)
     except BaseException as exc:
         sock.close()
         if isinstance(exc, SourceError):

@@ -3,7 +3,8 @@
 ``inspect eval sopbench/sopbench -T domain=bank --model openai/gpt-4o`` plays each sopbench task as
 one sample: the evaluated model is the agent (native tool calling, our system prompt) in the runner's
 published loop, and our evaluator scores the episode. ``inspect_log_scores`` reads such a log back as
-the verdict rows ``sopbench evaluate``, ``leaderboard`` and ``compare`` take.
+the verdict rows ``sopbench evaluate``, ``leaderboard`` and ``compare`` take; ``inspect_log_episodes``
+reads it with each sample's transcript (what ``sopbench view`` shows).
 
 Only this package imports ``inspect_ai``: the log helpers below load without it; the task, solver,
 scorer, reducer and models load on first use (``ImportError`` naming the extra when it is absent).
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._log import LOG_SUFFIXES, SCORER_NAME, InspectLogError, inspect_log_scores, is_inspect_log
+from ._log_episodes import InspectEpisode, inspect_log_digest, inspect_log_episodes, inspect_log_running
 
 _LAZY = {
     "sopbench": "_task",
@@ -53,7 +55,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "LOG_SUFFIXES",
     "SCORER_NAME",
+    "InspectEpisode",
     "InspectLogError",
+    "inspect_log_digest",
+    "inspect_log_episodes",
+    "inspect_log_running",
     "inspect_log_scores",
     "is_inspect_log",
     *_LAZY,

@@ -41,6 +41,17 @@ def is_inspect_log(path: Path) -> bool:
     return head.lstrip().startswith(b"{") and b'"version"' in head and b'"eval"' in head
 
 
+def inspect_log_api(path: Path) -> Any:
+    """``inspect_ai.log``, or ``InspectLogError`` naming ``path`` and the extra when it is absent."""
+    try:
+        import inspect_ai.log
+    except ImportError:
+        raise InspectLogError(
+            f"{path}: reading an Inspect log needs the inspect extra: pip install 'sopbench[inspect]'"
+        ) from None
+    return inspect_ai.log
+
+
 def inspect_log_scores(
     path: Path, protocol: str = "sound", on_problem: Callable[[str], None] | None = None
 ) -> Iterator[RunScore]:
@@ -48,12 +59,9 @@ def inspect_log_scores(
     (``sound`` or ``sopbench``, the two verdicts the scorer keeps). A sample that ended in an error or
     holds no sopbench score is named to ``on_problem`` and not counted; ``InspectLogError`` when the
     file cannot be read as a log."""
-    try:
-        from inspect_ai.log import read_eval_log_sample_summaries, read_eval_log_samples_by_id
-    except ImportError:
-        raise InspectLogError(
-            f"{path}: reading an Inspect log needs the inspect extra: pip install 'sopbench[inspect]'"
-        ) from None
+    log_api = inspect_log_api(path)
+    read_eval_log_sample_summaries = log_api.read_eval_log_sample_summaries
+    read_eval_log_samples_by_id = log_api.read_eval_log_samples_by_id
     try:
         # The summaries hold each sample's scores without its transcript (fast); a score whose
         # metadata the summary shortened (long explanations) is read again from the full sample.

@@ -23,7 +23,6 @@ from ._leaderboard import (
     LeaderboardReport,
     build_leaderboard,
     compare_files,
-    tasks_in_records,
 )
 from ._leaderboard_text import LEADERBOARD_FORMATS, comparison_tables, render_leaderboard
 from ._prices import read_prices
@@ -96,5 +95,4 @@ __all__ = [
     "run_diagnosis",
     "run_tables",
     "summary_table",
-    "tasks_in_records",
 ]

@@ -17,7 +17,8 @@ def breakdown_tables(outcomes: Sequence[Outcome], by: Sequence[str], label: str)
         if name == "goal":
             table = TextTable(f"{label}: pass rate by goal", ["goal", "pass rate"])
             for goal, rate in data.items():
-                table.add_row([goal, rate_text(rate["passed"], rate["total"])])
+                ci = rate["ci95"]
+                table.add_row([goal, rate_text(rate["passed"], rate["total"], None if ci is None else tuple(ci))])
         elif name == "judgement":
             table = TextTable(
                 f"{label}: {data['failed_runs']} failed runs by judgement (a run can fail several)",

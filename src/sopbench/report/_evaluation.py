@@ -3,16 +3,20 @@ per configuration and domain (never pooled over configurations)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.scoring import Protocol, RunScore, ScoringReport, Summary, summarize
+from sopbench.runner import Baselines, source_baselines
+from sopbench.scoring import ARTEFACTS, Protocol, RunScore, ScoringReport, Summary, summarize
 from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usage
 
 from ._breakdowns import breakdown_tables, usage_table
 from ._cards import CardChoice
+from ._floors import floors_json, floors_table
+from ._leaderboard import floor_sources
 from ._sources import score_files, scores_of_run_folders
 from ._table import TextTable, records_without_trajectory, summary_table
 
@@ -43,14 +47,17 @@ class ConfigurationReport:
         return out
 
 
-def configuration_reports(scores: Iterable[RunScore], prices: Prices | None = None) -> list[ConfigurationReport]:
+def configuration_reports(
+    scores: Iterable[RunScore], prices: Prices | None = None
+) -> list[ConfigurationReport]:
     """One report per configuration of ``scores``, in a fixed order."""
     groups: dict[Configuration, list[RunScore]] = {}
     for score in scores:
         groups.setdefault(score.config, []).append(score)
     ordered = sorted(groups, key=lambda c: (c.label, c.agent))
     return [
-        ConfigurationReport(c, summarize(groups[c]), [s.outcome() for s in groups[c]], prices) for c in ordered
+        ConfigurationReport(c, summarize(groups[c]), [s.outcome() for s in groups[c]], prices)
+        for c in ordered
     ]
 
 
@@ -65,6 +72,8 @@ class EvaluationReport:
     records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
     from_run_folders: int = 0  # runs read from run folders (not in ``scoring``)
     by: Sequence[str] = ()  # breakdowns the tables show
+    floors: Baselines | None = None  # refuse-all and no-verify on the sources' own tasks
+    artefacts: dict[str, int] = field(default_factory=dict)  # verdicts per recording artefact met
 
     @property
     def runs_scored(self) -> int:
@@ -78,6 +87,8 @@ class EvaluationReport:
             "records_without_trajectory": [
                 {"file": name, "record": index} for name, index in self.records_without_runs
             ],
+            "floors": floors_json(self.floors),
+            "artefacts": dict(self.artefacts),
         }
 
     def tables(self) -> list[TextTable]:
@@ -95,14 +106,20 @@ class EvaluationReport:
             usage = summarize_usage(item.outcomes, item.prices)
             if usage is not None:
                 out.append(usage_table(usage, item.configuration.label))
-        return out
+        floors = floors_table(self.floors, "the sources' own tasks")
+        return out if floors is None else [*out, floors]
 
     def notes(self) -> list[str]:
         """Lines to print under the tables."""
         lines = [
             "failures by judgement count failed runs; a run can fail several judgements",
-            "[lo-hi]: 95% Wilson interval (balanced: Newcombe's interval of the mean of the two rates)",
+            "[lo-hi]: 95% interval whose unit is the task: Wilson's, clustered by task (effective number "
+            "of tasks) when tasks ran several times (balanced: Newcombe's interval of the mean of the two rates)",
         ]
+        for name, count in self.artefacts.items():
+            lines.append(
+                f"{count} verdicts account for a recording artefact, {name}: {ARTEFACTS.get(name, name)}"
+            )
         named = records_without_trajectory(self.records_without_runs)
         return lines if named is None else [*lines, named]
 
@@ -149,7 +166,16 @@ def evaluate_files(
     ):
         scores.append(score)
         write(score)
+    floors = None
+    if scores:
+        first_runs = [s for s in floor_sources(scores) if s.run == 0]
+        # Beside the verdicts asked for, not one of them: a floor without its tasks says why in its
+        # table, and is not a problem of the run.
+        floors = source_baselines(first_runs, run_folders, protocol, justify_refusal=justify_refusal)
+    artefacts = Counter(name for score in scores for name in score.artefacts)
     return EvaluationReport(
+        floors=floors,
+        artefacts=dict(sorted(artefacts.items())),
         protocol=str(protocol),
         configurations=configuration_reports(scores, prices),
         scoring=scoring,

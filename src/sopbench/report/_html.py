@@ -18,6 +18,7 @@ templates with autoescaping; ``matplotlib`` and ``jinja2`` are the optional extr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,12 +76,14 @@ def build_html_report(
     prices: Mapping[str, tuple[float, float]] | None = None,
     embed_episodes: bool = False,
     viewer_url: str = DEFAULT_VIEWER_URL,
+    rank_by: str = "pass",
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> HtmlReport:
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
-    (their stored verdicts). The refuse-all and no-verify rows are played on ``tasks`` (default:
-    the tasks inside the records; ``tasks_source`` says where they came from, for the captions)."""
+    (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
+    the sources' own tasks, ``sopbench.runner.source_baselines``; ``tasks_source`` says where they
+    came from, for the captions) and ranked where they score (``rank_by``)."""
     report = build_leaderboard(
         files,
         protocol,
@@ -89,6 +92,7 @@ def build_html_report(
         by=("goal", "judgement", "constraint"),
         tasks=tasks,
         no_verify=True,
+        rank_by=rank_by,
         progress=progress,
         on_problem=on_problem,
     )
@@ -152,6 +156,7 @@ def build_html_report(
         script=SORT_SCRIPT,
         policy=policy(),
         min_cases=report.min_cases,
+        artefacts=Counter(name for score in agent_scores for name in score.artefacts),
     )
     return HtmlReport(
         html, report, rows, comparisons, runs, 0 if embedded_episodes is None else len(embedded_episodes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sopbench.statistics import JUDGEMENT_NAMES, breakdown, wilson_interval
+from sopbench.statistics import JUDGEMENT_NAMES, breakdown
 
 from ._html_rows import Row
 from ._leaderboard import LeaderboardReport
@@ -49,7 +49,8 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
             "Pass rate by domain",
             markup(plots.domain_rates_svg(names, columns)),
             f"Pass rate (% of runs) per domain and overall for each configuration (#: its leaderboard row), "
-            f"with 95% Wilson intervals. Measured: {what}; {baselines}.",
+            f"with 95% intervals whose unit is the task (Wilson's; clustered by task with repeated runs). "
+            f"Measured: {what}; {baselines}.",
         )
     ]
     points = []
@@ -58,9 +59,9 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
         if pooled is None:
             continue
         bars = []
-        for passed, total in (pooled.should_succeed, pooled.should_refuse):
-            ci = wilson_interval(passed, total)
-            bars.append(plots.RateBar(passed / total if total else None, *(ci or (None, None))))
+        for rate in (pooled.succeed_rate, pooled.refuse_rate):
+            ci = rate.ci95
+            bars.append(plots.RateBar(rate.rate, *(ci or (None, None))))
         points.append(plots.Point(r.row.model if r.baseline else f"#{r.number}", bars[0], bars[1], r.baseline))
     figures.append(
         Figure(
@@ -68,7 +69,7 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
             "Must succeed against must refuse",
             markup(plots.split_scatter_svg(points)),
             "Pass rate on the tasks that must succeed (x) against the tasks that must be refused (y), "
-            "with 95% Wilson intervals; the refuse-all and no-verify rows are marked (squares), as are the "
+            "with 95% intervals (unit: the task); the refuse-all and no-verify rows are marked (squares), as are the "
             "corners of refusing everything and of doing everything asked; the dotted line is a balanced "
             f"score of 50. Measured: {what}; {baselines}.",
         )

@@ -57,10 +57,13 @@ def short_interval(ci: tuple[float, float] | None) -> str:
     return "" if ci is None else f"[{100 * ci[0]:.1f}–{100 * ci[1]:.1f}]"
 
 
-def rate_number(passed: int, total: int, href: str | None, what: str) -> Number:
+def rate_number(
+    passed: int, total: int, href: str | None, what: str, ci95: tuple[float, float] | None = None
+) -> Number:
+    """A rate with its 95% interval (``ci95`` when given, clustered by task; else Wilson's)."""
     if not total:
         return Number("-")
-    ci = wilson_interval(passed, total)
+    ci = ci95 if ci95 is not None else wilson_interval(passed, total)
     return Number(
         f"{100 * passed / total:.1f} {short_interval(ci)} ({total})",
         href,

@@ -39,9 +39,8 @@ class Row:
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
-    """The refuse-all or no-verify row the report adds (not an agent's run of the same name)."""
-    sources = {name for names in row.files.values() for name in names}
-    return row.model in BASELINES and sources <= set(BASELINES)
+    """The refuse-all or no-verify floor the report adds (not an agent's run of the same name)."""
+    return row.floor
 
 
 def row_label(row: LeaderboardRow) -> str:
@@ -77,7 +76,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
             domains.append(
                 Number("")
                 if cell is None
-                else rate_number(cell.passed, cell.cases, link({"domain": domain}, chosen, f"{label}: {domain}"), f"{label}, {domain}")
+                else rate_number(cell.passed, cell.cases, link({"domain": domain}, chosen, f"{label}: {domain}"), f"{label}, {domain}", cell.ci95)
             )
         overall = lb_row.overall
         pooled = lb_row.pooled
@@ -99,8 +98,8 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
         if pooled is None:
             succeed = refuse = balanced = Number("")
         else:
-            succeed = rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed")
-            refuse = rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse")
+            succeed = rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed", pooled.succeed_rate.ci95)
+            refuse = rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse", pooled.refuse_rate.ci95)
             balanced = (
                 Number("-")
                 if pooled.balanced is None
@@ -114,13 +113,13 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 name,
                 outcomes,
                 domains,
-                rate_number(overall.passed, overall.cases, link({}, outcomes, label), f"{label}, overall"),
+                rate_number(overall.passed, overall.cases, link({}, outcomes, label), f"{label}, overall", overall.ci95),
                 hats,
                 succeed,
                 refuse,
                 balanced,
                 baseline,
-                not lb_row.below_min_cases,
+                lb_row.ranked,
             )
         )
     return rows

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sopbench.runner import baseline_scores
+from sopbench.runner import BASELINE_AGENTS, baseline_rows, source_baselines
 from sopbench.scoring import (
     Comparison,
     LeaderboardRow,
@@ -21,14 +21,12 @@ from sopbench.scoring import (
     leaderboard,
     leaderboard_domains,
     leaderboard_max_runs,
-    refuse_all_scores,
 )
 from sopbench.statistics import Outcome
 from sopbench.tasks import Task
-from sopbench.traces import iter_records
 
 from ._cards import CardChoice
-from ._sources import score_files, scores_of_run_folders, stored_protocol_name
+from ._sources import score_files, scores_of_run_folders
 
 DEFAULT_MIN_CASES = 20
 
@@ -45,7 +43,9 @@ class LeaderboardReport:
     outcomes: dict[int, list[Outcome]] = field(default_factory=dict)  # by id() of the row
     min_cases: int = DEFAULT_MIN_CASES
     comparison: Comparison | None = None
-    baseline_tasks: str = ""  # where the refuse-all row's tasks came from
+    baseline_tasks: str = ""  # where the floors' tasks came from
+    baselines_unavailable: str | None = None  # why the floors have no figure (their tasks are missing)
+    rank_by: str = "pass"
     records_without_runs: list[tuple[str, int]] = field(default_factory=list)  # ("<domain>/<file>", record)
     scores: list[RunScore] = field(default_factory=list)  # every score behind the agents' rows
 
@@ -85,16 +85,18 @@ def build_leaderboard(
     compare_protocols: bool = False,
     min_cases: int = DEFAULT_MIN_CASES,
     no_verify: bool = False,
+    rank_by: str = "pass",
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> LeaderboardReport:
     """Score every run of every record of ``files`` and read the stored verdicts of ``run_folders``
     (a row's rate is the mean pass rate over all its runs; ``runs="first"``: each task's first run
-    only, as the published table counted), add the refuse-all row over ``tasks``
-    (default: the tasks inside the records), and with ``compare_protocols`` score the first run of
-    every record under both protocols and each quirk toggled alone (``progress`` is called once per
-    file for each pass). ``no_verify``: add the no-verify baseline as a row, played as ``sopbench run``
-    plays it on the refuse-all row's tasks of the domains the agents' rows cover."""
+    only, as the published table counted), add the refuse-all floor (and with ``no_verify`` the
+    no-verify one) played on the sources' own tasks (``sopbench.runner.source_baselines``: a run
+    folder's manifest, a trajectory file's records; ``tasks`` when the user named task files), and
+    with ``compare_protocols`` score the first run of every record under both protocols and each
+    quirk toggled alone (``progress`` is called once per file for each pass). When a source's
+    tasks cannot be found the floors show why instead of a figure, and ``on_problem`` hears it."""
     scoring = ScoringReport()
     scores = scores_of_run_folders(
         run_folders, protocol, on_problem, progress=progress, first_runs_only=runs == "first"
@@ -116,17 +118,20 @@ def build_leaderboard(
             on_problem=on_problem,
         )
     ]
-    source = "the task files"
-    if tasks is None:
-        tasks, source = tasks_in_records(files), "the tasks inside the records"
-    if no_verify:
-        covered = {score.domain for score in scores}
-        tasks = list(tasks)
-        scores += baseline_scores(
-            [t for t in tasks if t.domain in covered], "no-verify", stored_protocol_name(protocol)
-        )
-    baseline = refuse_all_scores(tasks, protocol, justify_refusal=justify_refusal)
-    rows = leaderboard(scores, baseline=baseline, min_cases=min_cases, first_run_only=False)
+    source = "the task files given" if tasks is not None else "the sources' own tasks"
+    floor_names: tuple[str, ...] = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]
+    baselines = source_baselines(
+        floor_sources(scores),
+        run_folders,
+        protocol,
+        names=floor_names,
+        tasks=None if tasks is None else list(tasks),
+        justify_refusal=justify_refusal,
+    )
+    if baselines.unavailable is not None and on_problem is not None:
+        on_problem(f"refuse-all and no-verify not shown: {baselines.unavailable}")
+    floors = {name: value for name, value in baseline_rows(baselines).items() if name in floor_names}
+    rows = leaderboard(scores, floors=floors, min_cases=min_cases, first_run_only=False, rank_by=rank_by)
     outcomes: dict[int, list[Outcome]] = {}
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
@@ -155,12 +160,24 @@ def build_leaderboard(
         min_cases=min_cases,
         comparison=comparison,
         baseline_tasks=source,
+        baselines_unavailable=baselines.unavailable,
+        rank_by=rank_by,
         records_without_runs=without_runs,
         pass_hat_k=pass_hat_k,
         by=by,
         outcomes=outcomes,
         scores=scores,
     )
+
+
+DEFAULT_USERS = (None, "none", "default")
+
+
+def floor_sources(scores: Sequence[RunScore]) -> list[RunScore]:
+    """The scores whose tasks the floors are played on: those of the configurations with the
+    default user when there are any. A published adversarial-user file holds other tasks (the same
+    requests, pressed by the user), which would otherwise be pooled into the floors' Overall."""
+    return [s for s in scores if s.config.user in DEFAULT_USERS] or list(scores)
 
 
 def compare_files(
@@ -180,11 +197,3 @@ def compare_files(
         return credit_cards(path) if credit_cards is not None else None
 
     return compare(files, credit_cards=choose_and_tell, first_run_only=True)
-
-
-def tasks_in_records(files: Iterable[Path]) -> list[Task]:
-    """Each distinct task (domain, goal, prompt) of the records, in order of first appearance."""
-    seen: dict[tuple[str, str, str], Task] = {}
-    for record in iter_records(list(files), keep_going=True, on_error=lambda _error: None):
-        seen.setdefault((record.domain, record.task.goal, record.task.user_prompt), record.task)
-    return list(seen.values())

@@ -9,8 +9,8 @@ import io
 import json
 from typing import Any
 
-from sopbench.scoring import Comparison, LeaderboardRow
-from sopbench.statistics import breakdown, wilson_interval
+from sopbench.scoring import Comparison, LeaderboardCell, LeaderboardRow
+from sopbench.statistics import RateInterval, breakdown
 
 from ._breakdowns import breakdown_tables
 from ._leaderboard import LeaderboardReport
@@ -18,6 +18,8 @@ from ._table import TextTable, interval_text, percent
 
 LEADERBOARD_FORMATS = ("markdown", "csv", "json")
 COVERAGE_MARK = "†"
+FLOOR_MARK = "(floor)"
+UNAVAILABLE_CELL = "no figure: its tasks were not found"
 SPLIT_COLUMNS = ["should succeed", "should refuse", "balanced"]
 
 
@@ -53,30 +55,56 @@ def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
     split = SPLIT_COLUMNS + (["justified refusals"] if report.justified else [])
     hats = [f"pass^{k}" for k in report.hat_ks]
     intervals = ["Overall ci95 low", "Overall ci95 high", "balanced ci95 low", "balanced ci95 high"]
-    return ["model", "mode", "tool list", "user", *report.domains, "Overall", *hats, *split] + (
-        intervals if csv_form else []
-    )
+    # The rank leads the markdown table; CSV keeps the published columns first and adds it at the end.
+    return [
+        *([] if csv_form else ["#"]),
+        "model",
+        "mode",
+        "tool list",
+        "user",
+        *report.domains,
+        "Overall",
+    ] + [
+        *hats,
+        *split,
+        *(intervals if csv_form else []),
+    ]
 
 
 def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
-    def cell(passed: int | None, cases: int | None) -> str:
-        if not cases or passed is None:
+    def cell(rate: RateInterval | LeaderboardCell) -> str:
+        passed, cases = rate.passed, rate.total if isinstance(rate, RateInterval) else rate.cases
+        if not cases:
             return ""
         if csv_form:
             return f"{passed}/{cases}"
-        return f"{100 * passed / cases:.2f} {interval_text(wilson_interval(passed, cases))} ({cases})"
+        return f"{100 * passed / cases:.2f} {interval_text(rate.ci95)} ({cases})"
 
     model = row.model
     if not csv_form:
         if _ambiguous(report, row):
             model += f" [{row.folder or '.'}]"
+        if row.floor:
+            model += f" {FLOOR_MARK}"
         if row.coverage_differs:
             model += f" {COVERAGE_MARK}"
-    values = [model, row.mode, row.tool_list, row.user or ("" if csv_form else "-")]
-    values += [
-        cell(row.cells[d].passed, row.cells[d].cases) if d in row.cells else "" for d in report.domains
+    values = [
+        *([] if csv_form else [row.rank or "-"]),
+        model,
+        row.mode,
+        row.tool_list,
+        row.user or ("" if csv_form else "-"),
     ]
-    values.append(cell(row.overall.passed, row.overall.cases))
+    if row.unavailable is not None:
+        blanks = len(_header(report, csv_form=csv_form)) - len(values) - 1
+        return [
+            *values,
+            *[""] * len(report.domains),
+            UNAVAILABLE_CELL,
+            *[""] * (blanks - len(report.domains)),
+        ]
+    values += [cell(row.cells[d]) if d in row.cells else "" for d in report.domains]
+    values.append(cell(row.overall))
     pooled = row.pooled
     repeated = None if pooled is None else pooled.repeated
     for k in report.hat_ks:
@@ -89,7 +117,7 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     if pooled is None:
         values += [""] * (len(SPLIT_COLUMNS) + report.justified)
         return values + (["", "", "", ""] if csv_form else [])
-    values += [cell(*pooled.should_succeed), cell(*pooled.should_refuse)]
+    values += [cell(pooled.succeed_rate), cell(pooled.refuse_rate)]
     if pooled.balanced is None:
         values.append("")
     elif csv_form:
@@ -97,7 +125,7 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     else:
         values.append(f"{100 * pooled.balanced:.2f} {interval_text(pooled.balanced_ci95)}")
     if report.justified:
-        values.append(cell(*pooled.justified))
+        values.append(cell(RateInterval(pooled.justified[0], pooled.justified[1])))
     if csv_form:
         for interval in (row.overall.ci95, pooled.balanced_ci95):
             values += ["", ""] if interval is None else [f"{interval[0]:.6f}", f"{interval[1]:.6f}"]
@@ -113,11 +141,22 @@ def _csv(report: LeaderboardReport) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     # Columns after the published ones: where the row's files are, and how it was ranked.
-    writer.writerow([*_header(report, csv_form=True), "folder", "coverage", "ranked"])
+    writer.writerow([*_header(report, csv_form=True), "folder", "coverage", "ranked", "rank", "floor"])
     for row in report.rows:
         coverage = "partial: " + " ".join(sorted(row.cells)) if row.coverage_differs else "full"
         ranked = f"no: fewer than {report.min_cases} cases" if row.below_min_cases else "yes"
-        writer.writerow([*_values(report, row, csv_form=True), row.folder, coverage, ranked])
+        if row.unavailable is not None:
+            ranked = f"no: {row.unavailable}"
+        writer.writerow(
+            [
+                *_values(report, row, csv_form=True),
+                row.folder,
+                coverage,
+                ranked,
+                row.rank,
+                "yes" if row.floor else "",
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -129,11 +168,17 @@ def _markdown_rows(report: LeaderboardReport, rows: list[LeaderboardRow]) -> lis
 
 def _markdown(report: LeaderboardReport) -> str:
     out = _markdown_rows(report, report.ranked)
+    by = "balanced score" if report.rank_by == "balanced" else "Overall pass rate"
     note = (
-        "\n\nCells: pass rate % [95% Wilson interval] (cases: every run of every task, so the rate is the "
-        "mean pass rate over runs). Overall is pooled over all cases of the row; should succeed and "
-        "should refuse split it by the task's expected outcome, and balanced is their mean (50 for refusing "
-        "everything; its interval is Newcombe's for a mean of two rates)."
+        "\n\nCells: pass rate % [95% interval] (cases: every run of every task, so the rate is the "
+        "mean pass rate over runs). The unit of every interval is the task: Wilson's interval, taken "
+        "with the effective number of tasks (clustered by task) when tasks ran several times. Overall is "
+        "pooled over all cases of the row; should succeed and should refuse split it by the task's "
+        "expected outcome, and balanced is their mean (50 for refusing everything; its interval is "
+        f"Newcombe's for a mean of two rates). Ranked by {by}; #: rows whose difference from the row "
+        "above is not significant (exact sign test over their shared tasks, at 0.05) share a rank, "
+        f"shown as 3–5. {FLOOR_MARK}: refuse-all and no-verify, played on {report.baseline_tasks}, ranked "
+        "where they score: a row below a floor does worse than doing nothing."
     )
     if report.hat_ks:
         note += " pass^k: the share of tasks whose k runs all pass (unbiased estimate over each task's runs; (tasks))."

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
-from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score
-from sopbench.scoring import SOPBENCH, SOUND, Protocol, RunScore, ScoringReport, score_paths
+from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score, stored_verdict_name
+from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
 
 from ._cards import CardChoice
 
@@ -76,11 +76,10 @@ class RunFolderError(Exception):
 def stored_protocol_name(protocol: Protocol) -> str:
     """``sound`` or ``sopbench``: the name of ``protocol`` among the two whose verdicts a run stores
     (``ValueError`` for any other mix of quirks)."""
-    if protocol.quirks == SOUND.quirks:
-        return "sound"
-    if protocol.quirks == SOPBENCH.quirks:
-        return "sopbench"
-    raise ValueError(f"a run stores the sound and sopbench verdicts only, not {protocol}")
+    name = stored_verdict_name(protocol)
+    if name is None:
+        raise ValueError(f"a run stores the sound and sopbench verdicts only, not {protocol}")
+    return name
 
 
 def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
@@ -107,6 +106,7 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
         store = open_existing(folder)
         try:
             rows = list(store.rows(on_damaged=damaged.append))
+            digests = store.task_digests()
         finally:
             store.close()
     except (StoreError, sqlite3.Error) as exc:
@@ -119,7 +119,8 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
                 f"{folder}: {row['task_id']} run {row['run']}: {row['reason']} (infra_error, not counted)"
             )
             continue
-        result.scores.append(row_score(row, name, source))
+        score = row_score(row, name, source)
+        result.scores.append(replace(score, stored_digest=digests.get(row["task_id"], "")))
     return result
 
 

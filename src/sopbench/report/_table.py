@@ -69,11 +69,13 @@ def interval_text(interval: tuple[float, float] | None) -> str:
     return "" if interval is None else f"[{100 * interval[0]:.1f}-{100 * interval[1]:.1f}]"
 
 
-def rate_text(passed: int, total: int) -> str:
-    """``46.97% (31/66) [35.4-58.8]``: the rate, its count and its 95% Wilson interval."""
+def rate_text(passed: int, total: int, ci95: tuple[float, float] | None = None) -> str:
+    """``46.97% (31/66) [35.4-58.8]``: the rate, its count and its 95% interval (``ci95``, clustered
+    by task when given; else Wilson's over the counts)."""
     if not total:
         return "-"
-    return f"{100 * passed / total:.2f}% ({passed}/{total}) {interval_text(wilson_interval(passed, total))}"
+    interval = ci95 if ci95 is not None else wilson_interval(passed, total)
+    return f"{100 * passed / total:.2f}% ({passed}/{total}) {interval_text(interval)}"
 
 
 def percent_with_interval(value: float | None, interval: tuple[float, float] | None) -> str:
@@ -108,8 +110,8 @@ def rate_cells(domain: DomainSummary) -> list[str]:
     return [
         str(domain.runs),
         percent_with_interval(domain.pass_rate, domain.pass_rate_ci95),
-        rate_text(*domain.should_succeed),
-        rate_text(*domain.should_refuse),
+        rate_text(domain.succeed_rate.passed, domain.succeed_rate.total, domain.succeed_rate.ci95),
+        rate_text(domain.refuse_rate.passed, domain.refuse_rate.total, domain.refuse_rate.ci95),
         percent_with_interval(domain.balanced, domain.balanced_ci95),
     ]
 

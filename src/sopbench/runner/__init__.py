@@ -12,7 +12,18 @@ transaction; running the same configuration again skips finished episodes and re
 
 from sopbench.domains import TOOL_LISTS
 
-from ._baselines import BASELINE_AGENTS, baseline_scores
+from ._baselines import (
+    BASELINE_AGENTS,
+    Baselines,
+    TaskSetMissing,
+    baseline_rows,
+    baseline_scores,
+    play_baselines,
+    run_folder_tasks,
+    source_baselines,
+    source_tasks,
+    stored_verdict_name,
+)
 from ._config import IDENTITY_FIELDS, NOT_IDENTITY_OPTIONS, RunConfig, RunConfigError, import_plugins
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
@@ -22,7 +33,7 @@ from ._outcome import Progress, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
-from ._record import record_json
+from ._record import episode_record, record_json
 from ._row import (
     COLUMN_TYPES,
     END_REASONS,
@@ -49,6 +60,7 @@ from ._store import (
     StoreError,
     default_tasks_path,
     open_existing,
+    run_in_progress,
     shown_notes,
     store_files,
 )
@@ -66,6 +78,14 @@ __all__ = [
     "EpisodeRow",
     "Status",
     "BASELINE_AGENTS",
+    "Baselines",
+    "TaskSetMissing",
+    "baseline_rows",
+    "play_baselines",
+    "run_folder_tasks",
+    "source_baselines",
+    "source_tasks",
+    "stored_verdict_name",
     "IDENTITY_FIELDS",
     "LOCK_NAME",
     "NOT_IDENTITY_OPTIONS",
@@ -111,6 +131,8 @@ __all__ = [
     "play_row",
     "published_offer",
     "read_run_folder",
+    "run_in_progress",
+    "episode_record",
     "record_json",
     "row_score",
     "run",

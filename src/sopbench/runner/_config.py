@@ -111,7 +111,7 @@ class RunConfig(BaseModel):
         user's effective options: an option left at its default equals the default given explicitly),
         then any other option of a plugin agent or user under ``agent_options`` / ``user_options``, and
         the ablation settings that are not at their default."""
-        from sopbench.agents.openai import redact_url
+        from sopbench.secrets import redact_url
 
         sources = {
             "run": self.model_dump(mode="json"),

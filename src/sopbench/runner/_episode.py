@@ -59,7 +59,7 @@ class EpisodeResult:
     agent_steps: int = 0
     latency_s: float = 0.0
     requests: int = 0  # requests the agent sent to its endpoint (retries included)
-    timed_out_requests: int = 0  # of which abandoned at the request timeout and sent again
+    timed_out_requests: int = 0  # of which abandoned at the request timeout (retried within the retry budget)
     # Seconds the agent's (user's) requests waited for an endpoint slot, and took to be answered.
     queue_s: float = 0.0
     model_s: float = 0.0

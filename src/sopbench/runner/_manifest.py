@@ -14,27 +14,15 @@ from typing import Any
 import orjson
 
 from sopbench import __version__
-from sopbench.tasks import Task
-
-from ._record import task_json
+from sopbench.tasks import Task, canonical_task_bytes, task_digest
 
 DIGEST_SHOWN = 12  # hex digits of a digest in messages and the run summary
-
-
-def canonical_json(value: Any) -> bytes:
-    """Sorted keys, no spaces: the bytes a digest is taken over."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-
-
-def task_digest(task: Task) -> str:
-    """sha256 of the task's canonical JSON (the published encoding, with its goal)."""
-    return hashlib.sha256(canonical_json(task_json(task))).hexdigest()
 
 
 def task_set_digest(digests: Mapping[str, str]) -> str:
     """``task_set.sha256``: sha256 of the canonical JSON of ``{task id: task digest}`` over the tasks
     played, so that it follows from the stored per-task digests alone."""
-    return hashlib.sha256(canonical_json(dict(digests))).hexdigest()
+    return hashlib.sha256(canonical_task_bytes(dict(digests))).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,7 @@ class RunReport:
     # how they ended. They make the run incomplete (exit 1) though no resume changes them.
     no_reply: dict[str, int] = field(default_factory=dict)
     scored_tasks: list[str] = field(default_factory=list)  # task ids in ``summary`` (baselines use them)
-    timed_out_requests: int = 0  # requests abandoned at --request-timeout and sent again
+    timed_out_requests: int = 0  # requests abandoned at --request-timeout (retried within --max-retries)
     # Seconds the model requests (agent and user) of the selection waited for an endpoint slot
     # (--endpoint-slots), and took to be answered, over all episodes: apart from the episodes' own time.
     queue_s: float = 0.0

@@ -8,7 +8,7 @@ The store is opened read-only (a viewer or a report must never create, migrate o
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +39,21 @@ class StoredEpisode:
     user: str
     status: Status
     end_reason: EndReason
-    record: Record | None  # None for an infra_error episode (nothing to score)
+    # The transcript as a record: a completed episode's, and an infra_error episode's when it got
+    # as far as a message (shown, never scored); None for one that ended before any.
+    record: Record | None
     # What its model was shown (stored once per run, see ``Store.shown``): None for an agent that
     # calls no model, or a store written before it was kept.
     system_prompt: str | None = None
     tools: tuple[dict[str, Any], ...] | None = None
+    # How it went, as stored: what an infra_error was, tokens ({prompt_tokens, completion_tokens}
+    # of the agent and of the user), wall time, tries, and the malformed calls and replies.
+    reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    user_usage: dict[str, Any] = field(default_factory=dict)
+    latency_s: float | None = None
+    attempts: int = 1
+    problems: tuple[Any, ...] = ()
 
     @property
     def configuration(self) -> str:
@@ -62,6 +72,8 @@ class StoredRun:
     folder: Path
     config: dict[str, Any] | None
     episodes: tuple[StoredEpisode, ...]
+    # What the run is (versions, task set, settings, creation time): None for a schema-1 store.
+    manifest: dict[str, Any] | None = None
 
 
 def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> StoredRun:
@@ -89,7 +101,7 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
     shown_to = {(e["task_id"], e["run"]): e for e in shown["episodes"]}
     for row in rows:
         record = None
-        if row["status"] == "completed":
+        if row["status"] == "completed" or row["messages"]:
             domain = row["domain"]
             if domain not in tasks:
                 try:
@@ -101,7 +113,10 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
             task = tasks[domain].get(row["task_id"])
             if task is None:
                 raise StoreError(f"{store.path}: task {row['task_id']} is not in {tasks_path}")
-            record = episode_record(task, row["messages"], row["final_database"], tool_list=row["tool_list"])
+            if row["status"] == "completed":
+                record = episode_record(task, row["messages"], row["final_database"], tool_list=row["tool_list"])
+            else:
+                record = _unfinished_record(task, row)
         got = shown_to.get((row["task_id"], row["run"]), {})
         episodes.append(
             StoredEpisode(
@@ -119,6 +134,21 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
                 record=record,
                 system_prompt=shown["system_prompts"].get(got.get("system_prompt")),
                 tools=tool_lists.get(got.get("tools")),
+                reason=row["reason"],
+                usage=row["usage"] or {},
+                user_usage=row["user_usage"] or {},
+                latency_s=row["latency_s"],
+                attempts=row["attempts"] or 1,
+                problems=tuple(row["problems"] or ()),
             )
         )
-    return StoredRun(folder, config, tuple(episodes))
+    return StoredRun(folder, config, tuple(episodes), manifest)
+
+
+def _unfinished_record(task: Task, row: dict[str, Any]) -> Record | None:
+    """An infra_error episode's transcript up to the failure, to be shown (never scored): it has no
+    final database (an empty one stands in); None when what was kept cannot make a record."""
+    try:
+        return episode_record(task, row["messages"], row["final_database"] or {}, tool_list=row["tool_list"])
+    except LoadError:
+        return None

@@ -11,29 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sopbench.constraints import dump
-from sopbench.tasks import Task
+from sopbench.tasks import Task, task_json
 from sopbench.traces import Record, record_from_json
-
-
-def task_json(task: Task) -> dict[str, Any]:
-    """The task in the published encoding, with ``user_goal``."""
-    return {
-        "initial_database": task.initial_database,
-        "constraint_parameters": task.constraint_parameters,
-        "user_known": task.user_known,
-        "constraints": task.constraints_json if task.constraints_json is not None else dump(task.constraints),
-        "constraints_original": (
-            task.constraints_original_json
-            if task.constraints_original_json is not None
-            else dump(task.constraints_original)
-        ),
-        "action_should_succeed": task.action_should_succeed,
-        "user_instruction": task.user_instruction,
-        "user_prompt": task.user_prompt,
-        "directed_action_graph": task.directed_action_graph.to_json(),
-        "user_goal": task.goal,
-    }
 
 
 def assistant_name(domain: str) -> str:

@@ -337,6 +337,34 @@ class RunLock:
             self._fd = None
 
 
+def run_in_progress(folder: Path) -> bool:
+    """Whether a ``sopbench run`` (or sweep) is writing ``folder`` now: its lock file names a live
+    process and the lock is held. The lock is probed (a shared lock taken and let go at once) only
+    when that process is alive, so a folder no run writes is never touched; a probe could turn away
+    a run starting in that very microsecond, never one already running."""
+    path = folder / LOCK_NAME
+    try:
+        pid = int(path.read_text(encoding="ascii", errors="replace").strip())
+        if pid <= 0:
+            return False
+        os.kill(pid, 0)
+    except PermissionError:
+        pass  # alive, someone else's: probe the lock
+    except (OSError, ValueError):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also lets go of the probe's lock
+    return False
+
+
 def default_tasks_path(store: Store) -> Path:
     """The tasks a stored run was played on (what ``export --format sopbench`` embeds): the
     manifest's absolute path, or the path a schema-1 store noted (as it was given)."""

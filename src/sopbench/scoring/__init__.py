@@ -21,7 +21,7 @@ from ._api import (
     score_record,
     score_run,
 )
-from ._baseline import refuse_all_baseline, refuse_all_record, refuse_all_scores
+from ._artefacts import ARTEFACTS, recording_artefacts
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import VERDICT_KEYS, EpisodeScore
@@ -29,6 +29,7 @@ from ._comparison import Comparison, compare
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
 from ._leaderboard import (
+    RANK_BY,
     LeaderboardCell,
     LeaderboardRow,
     leaderboard,
@@ -40,6 +41,8 @@ from ._states import ConstraintState, GoalStates, goal_constraint_states
 from ._summary import ALL_DOMAINS, DomainSummary, Rate, Summary, summarize
 
 __all__ = [
+    "RANK_BY",
+    "ARTEFACTS",
     "ALL_DOMAINS",
     "PUBLISHED_CHECKS",
     "QUIRKS",
@@ -77,12 +80,10 @@ __all__ = [
     "procedure_sop",
     "protocol_by_name",
     "quirk_names",
-    "refuse_all_baseline",
-    "refuse_all_scores",
-    "refuse_all_record",
     "score_paths",
     "score_episode",
     "score_record",
+    "recording_artefacts",
     "score_run",
     "summarize",
 ]

@@ -11,6 +11,7 @@ from sopbench._io import StrPath
 from sopbench.domains import UnknownDomain
 from sopbench.evaluation import UnverifiedConstraint
 from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
+from sopbench.tasks import Task, task_digest
 from sopbench.traces import (
     Record,
     detect_output_format,
@@ -92,10 +93,26 @@ class RunScore:
     # What a failed procedure left unverified, for scores read back without their ``episode`` (a
     # run folder's stored verdict); None: not known.
     unverified: tuple[UnverifiedConstraint, ...] | None = field(default=None, compare=False, repr=False)
+    # The task scored (a trajectory's), or its stored digest (a run folder's): what makes two tasks
+    # of the same id the same task (``task_digest``).
+    task: Task | None = field(default=None, compare=False, repr=False)
+    stored_digest: str = field(default="", compare=False, repr=False)
+
+    @property
+    def task_digest(self) -> str:
+        """sha256 of the task's content ("" when not known): equal digests, same task."""
+        if self.stored_digest:
+            return self.stored_digest
+        return "" if self.task is None else task_digest(self.task)
 
     @property
     def passed(self) -> bool:
         return self.verdict["passed"]
+
+    @property
+    def artefacts(self) -> tuple[str, ...]:
+        """Recording artefacts the verdict accounted for (sound protocol; ``scoring.ARTEFACTS``)."""
+        return () if self.episode is None else self.episode.artefacts
 
     @property
     def task_key(self) -> str:
@@ -106,8 +123,9 @@ class RunScore:
     def config(self) -> Configuration:
         return self.configuration if self.configuration is not None else file_configuration(self.source)
 
-    def outcome(self) -> Outcome:
-        """This score as the statistics take it."""
+    def outcome(self, *, with_digest: bool = False) -> Outcome:
+        """This score as the statistics take it (with the task's digest when asked: a comparison
+        pairs only the same task)."""
         failed = tuple(name for name in JUDGEMENT_NAMES if not self.verdict[name])
         unverified: tuple[UnverifiedConstraint, ...] = self.unverified or ()
         if self.episode is not None:
@@ -124,6 +142,7 @@ class RunScore:
             unverified,
             self.usage,
             self.source,
+            self.task_digest if with_digest else "",
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,6 +158,7 @@ class RunScore:
             "protocol": self.protocol,
             "verdict": {key: self.verdict[key] for key in VERDICT_KEYS},
             "explanations": list(self.explanations),
+            "artefacts": list(self.artefacts),
         }
         if self.justified_refusal is not None:
             out["justified_refusal"] = self.justified_refusal
@@ -256,6 +276,7 @@ def score_run(
         goal=record.task.goal,
         episode=score,
         task_id=task_id,
+        task=record.task,
     )
 
 

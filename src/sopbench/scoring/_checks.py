@@ -39,6 +39,9 @@ class EpisodeScore:
     checks: Mapping[str, bool]
     explanations: tuple[str, ...]
     justified_refusal: bool | None = None
+    # Recording artefacts the verdict accounted for (``_artefacts.ARTEFACTS``): the database was
+    # compared against the value the recording's environment issued.
+    artefacts: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -34,6 +34,7 @@ from sopbench.evaluation import (
 )
 from sopbench.tasks import Task
 
+from ._artefacts import recording_artefacts
 from ._calls import EpisodeCall, ScoredCall, environment_outcomes, scored_calls
 from ._checks import EpisodeScore
 from ._graphcheck import GraphCheck
@@ -161,6 +162,12 @@ def _score(
     not_violated = judge_constraint_not_violated(replay)
     equality: DatabaseEquality = "python" if switches.python_equality_database else "canonical"
     database = compare_databases(oracle.db, final_database, equality=equality)
+    artefacts: tuple[str, ...] = ()
+    if not database.passed and not protocol.quirks:  # sound: a recording's artefact is not the agent's
+        expected, artefacts = recording_artefacts(tables.domain.name, oracle.db, final_database)
+        if artefacts:
+            database = compare_databases(expected, final_database, equality=equality)
+            artefacts = artefacts if database.passed else ()
     executed_goal = goal_executed(task, calls, replay.statuses, succeeded, tables, switches)
     permission = judge_goal_permission(
         task, calls, succeeded, executed_goal, sop or facts.sound_sop(), replay, switches
@@ -222,6 +229,7 @@ def _score(
             + graph.explanations
         ),
         justified_refusal=justified,
+        artefacts=artefacts,
     )
 
 

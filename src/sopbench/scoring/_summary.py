@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sopbench.statistics import RateInterval, RepeatedRuns, balanced_interval, repeated_runs, wilson_interval
+from sopbench.statistics import RateInterval, RepeatedRuns, balanced_interval, repeated_runs
 from sopbench.traces import (
     PUBLISHED_CHECKS,
 )
@@ -39,6 +39,7 @@ class DomainSummary:
     should_refuse: list[int] = field(default_factory=lambda: [0, 0])
     justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
     task_runs: dict[str, list[tuple[int, bool]]] = field(default_factory=dict, repr=False)
+    task_succeeds: dict[str, bool] = field(default_factory=dict, repr=False)  # task -> must succeed
     _repeated: RepeatedRuns | None = field(default=None, repr=False, compare=False)
 
     def add(self, score: RunScore) -> None:
@@ -46,6 +47,7 @@ class DomainSummary:
         self.runs += 1
         self.passed += score.passed
         self.task_runs.setdefault(score.task_key, []).append((score.run, score.passed))
+        self.task_succeeds[score.task_key] = score.should_succeed
         for key in self.failures:
             if not score.verdict[key] and (score.should_succeed or key not in _ONLY_WHEN_SHOULD_SUCCEED):
                 self.failures[key] += 1
@@ -60,13 +62,29 @@ class DomainSummary:
     def pass_rate(self) -> float | None:
         return self.passed / self.runs if self.runs else None
 
+    def per_task(self, should_succeed: bool | None = None) -> list[tuple[int, int]]:
+        """(passed, runs) of each task (of those that must succeed, or must be refused): what a
+        rate's interval is clustered by when a task has several runs."""
+        return [
+            (sum(passed for _, passed in runs), len(runs))
+            for task, runs in self.task_runs.items()
+            if should_succeed is None or self.task_succeeds.get(task) == should_succeed
+        ]
+
+    @property
+    def rate(self) -> Rate:
+        """The pass rate over every run, its interval clustered by task (K >= 2 runs per task)."""
+        return Rate(self.passed, self.runs, tuple(self.per_task()))
+
     @property
     def succeed_rate(self) -> Rate:
-        return Rate(*self.should_succeed)
+        passed, total = self.should_succeed
+        return Rate(passed, total, tuple(self.per_task(True)))
 
     @property
     def refuse_rate(self) -> Rate:
-        return Rate(*self.should_refuse)
+        passed, total = self.should_refuse
+        return Rate(passed, total, tuple(self.per_task(False)))
 
     @property
     def balanced(self) -> float | None:
@@ -76,11 +94,11 @@ class DomainSummary:
 
     @property
     def pass_rate_ci95(self) -> tuple[float, float] | None:
-        return wilson_interval(self.passed, self.runs)
+        return self.rate.ci95
 
     @property
     def balanced_ci95(self) -> tuple[float, float] | None:
-        return balanced_interval(tuple(self.should_succeed), tuple(self.should_refuse))  # type: ignore[arg-type]
+        return balanced_interval(self.succeed_rate, self.refuse_rate)
 
     @property
     def repeated(self) -> RepeatedRuns:
@@ -92,7 +110,8 @@ class DomainSummary:
 
     @property
     def justified_refusal_rate(self) -> Rate | None:
-        return Rate(*self.justified) if self.justified[1] else None
+        passed, total = self.justified
+        return Rate(passed, total) if total else None
 
     @property
     def pass_rate_with_justified_refusals(self) -> float | None:
@@ -109,6 +128,7 @@ class DomainSummary:
             "passed": self.passed,
             "pass_rate": self.pass_rate,
             "pass_rate_ci95": listed_interval(self.pass_rate_ci95),
+            "ci95_method": self.rate.method,
             "failures": dict(self.failures),
             "should_succeed": self.succeed_rate.as_dict(),
             "should_refuse": self.refuse_rate.as_dict(),

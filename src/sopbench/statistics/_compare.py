@@ -1,4 +1,9 @@
-"""Two configurations on the same tasks: runs paired by task id and run index."""
+"""Two configurations on the same tasks: runs paired by task and run index, compared over tasks.
+
+A task is the same task on both sides only when its content is (its digest, when both sides know
+it); the figures' unit is the task: rates with intervals clustered by task, the difference's
+paired bootstrap over tasks and the exact sign test over tasks (``mcnemar_p``, McNemar's exact test
+when each task ran once)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from ._intervals import RateInterval
 from ._outcome import Outcome
-from ._paired import DEFAULT_RESAMPLES, mcnemar_exact, paired_bootstrap_difference
+from ._paired import DEFAULT_RESAMPLES, SignTest, paired_bootstrap_difference, sign_test_over_tasks
 
 __all__ = ["Flip", "PairedComparison", "compare_outcomes"]
 
@@ -46,6 +51,12 @@ class PairedRates:
     difference_ci95: tuple[float, float] | None
     a_only_passed: tuple[Flip, ...]
     b_only_passed: tuple[Flip, ...]
+    sign_test: SignTest = field(default_factory=lambda: SignTest(0, 0, 0))
+
+    @property
+    def runs_per_task(self) -> int:
+        """The most paired runs of one task (1: each task ran once on both sides)."""
+        return max((n for _, n in self.a.per_task), default=0)
 
     @property
     def a_only(self) -> int:
@@ -63,11 +74,14 @@ class PairedRates:
 
     @property
     def mcnemar_p(self) -> float:
-        return mcnemar_exact(self.a_only, self.b_only)
+        """The exact sign test over tasks (McNemar's exact test when each task ran once)."""
+        return self.sign_test.p
 
     def as_dict(self) -> dict[str, Any]:
         ci = self.difference_ci95
         return {
+            "unit": "task",
+            "tasks": {**self.sign_test.as_dict(), "runs_per_task": self.runs_per_task},
             "paired_tasks": self.paired_tasks,
             "paired_runs": self.paired_runs,
             "a": {"pass_rate": self.a.rate, **_ci(self.a)},
@@ -84,7 +98,12 @@ class PairedRates:
 
 def _ci(rate: RateInterval) -> dict[str, Any]:
     ci = rate.ci95
-    return {"passed": rate.passed, "runs": rate.total, "ci95": None if ci is None else list(ci)}
+    return {
+        "passed": rate.passed,
+        "runs": rate.total,
+        "ci95": None if ci is None else list(ci),
+        "ci95_method": rate.method,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +114,8 @@ class PairedComparison:
     domains: dict[str, PairedRates]
     unpaired_a: tuple[str, ...] = field(default=())  # "<task id> run <r>" of A without a B partner
     unpaired_b: tuple[str, ...] = field(default=())
+    # Task ids both sides hold but with other content (digests differ): never paired.
+    different_tasks: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
         out = self.overall.as_dict()
@@ -102,6 +123,7 @@ class PairedComparison:
             "a": {"count": len(self.unpaired_a), "runs": list(self.unpaired_a)},
             "b": {"count": len(self.unpaired_b), "runs": list(self.unpaired_b)},
         }
+        out["different_tasks"] = {"count": len(self.different_tasks), "tasks": list(self.different_tasks)}
         out["domains"] = {d: rates.as_dict() for d, rates in self.domains.items()}
         return out
 
@@ -109,20 +131,34 @@ class PairedComparison:
 def compare_outcomes(
     a: Sequence[Outcome], b: Sequence[Outcome], *, seed: int = 0, resamples: int = DEFAULT_RESAMPLES
 ) -> PairedComparison:
-    """Pair A's and B's runs by (task id, run index) and compare their pass rates.
+    """Pair A's and B's runs by (task id, run index) and compare their pass rates, over tasks.
 
-    Figures are over the paired runs only; runs without a partner are listed in ``unpaired_*``.
-    The difference's interval is a paired bootstrap over tasks (``seed``, ``resamples``).
+    A task id whose digests differ on the two sides (both known) names two different tasks: its runs
+    are not paired but listed in ``different_tasks``. Figures are over the paired runs only; runs
+    without a partner are listed in ``unpaired_*``. The unit of every figure is the task: each
+    side's rate has an interval clustered by task, the difference's interval is a paired bootstrap
+    over tasks (``seed``, ``resamples``) and ``mcnemar_p`` the exact sign test over tasks.
     """
     index_b = {(o.task_id, o.run): o for o in b}
     index_a = {(o.task_id, o.run): o for o in a}
+    digests_a = {o.task_id: o.task_digest for o in a if o.task_digest}
+    digests_b = {o.task_id: o.task_digest for o in b if o.task_digest}
+    different = {t for t, d in digests_a.items() if digests_b.get(t, d) != d}
+    index_a = {key: o for key, o in index_a.items() if key[0] not in different}
+    index_b = {key: o for key, o in index_b.items() if key[0] not in different}
     pairs = [(o, index_b[key]) for key, o in index_a.items() if key in index_b]
     pairs.sort(key=lambda p: (p[0].domain, task_order(p[0].task_id), p[0].run))
     unpaired_a = tuple(f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=_key_order))
     unpaired_b = tuple(f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=_key_order))
     domains = sorted({x.domain for x, _ in pairs})
     per_domain = {d: _rates([p for p in pairs if p[0].domain == d], seed, resamples) for d in domains}
-    return PairedComparison(_rates(pairs, seed, resamples), per_domain, unpaired_a, unpaired_b)
+    return PairedComparison(
+        _rates(pairs, seed, resamples),
+        per_domain,
+        unpaired_a,
+        unpaired_b,
+        tuple(sorted(different, key=task_order)),
+    )
 
 
 def task_order(task_id: str) -> tuple[str, int, str]:
@@ -147,9 +183,10 @@ def _rates(pairs: Sequence[tuple[Outcome, Outcome]], seed: int, resamples: int) 
     return PairedRates(
         paired_tasks=len(by_task),
         paired_runs=len(pairs),
-        a=RateInterval(sum(x.passed for x, _ in pairs), len(pairs)),
-        b=RateInterval(sum(y.passed for _, y in pairs), len(pairs)),
+        a=RateInterval.of_tasks([(sum(a for a, _ in p), len(p)) for p in by_task.values()]),
+        b=RateInterval.of_tasks([(sum(b for _, b in p), len(p)) for p in by_task.values()]),
         difference_ci95=paired_bootstrap_difference(by_task, seed=seed, resamples=resamples),
         a_only_passed=tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed),
         b_only_passed=tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed),
+        sign_test=sign_test_over_tasks(by_task),
     )

@@ -72,6 +72,7 @@ class Outcome:
     unverified: tuple[Unverified, ...] = ()
     usage: Usage | None = None
     source: str = ""
+    task_digest: str = ""  # sha256 of the task's content ("" when unknown): same digest, same task
 
     @property
     def first_failing_judgement(self) -> str | None:

@@ -1,14 +1,27 @@
-"""Two agents on the same tasks: McNemar's exact test and a paired bootstrap of the difference."""
+"""Two agents on the same tasks: an exact sign test over tasks and a paired bootstrap of the difference.
+
+The unit of both is the task. The test counts the tasks on which A's pass rate over its runs is
+above B's and those on which it is below, and tests them against 1/2 (exact, two-sided); with one
+run per task that is McNemar's exact test of the discordant pairs. The bootstrap resamples tasks
+with all their runs. So K identical runs of a task weigh exactly as one.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
 from typing import Any
 
-__all__ = ["DEFAULT_RESAMPLES", "mcnemar_exact", "paired_bootstrap_difference"]
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "SignTest",
+    "mcnemar_exact",
+    "paired_bootstrap_difference",
+    "sign_test_over_tasks",
+]
 
 DEFAULT_RESAMPLES = 2000
 
@@ -58,3 +71,41 @@ def paired_bootstrap_difference(
     low = estimates[int(tail * (resamples - 1))]
     high = estimates[int(round((1 - tail) * (resamples - 1)))]
     return (low, high)
+
+
+@dataclass(frozen=True, slots=True)
+class SignTest:
+    """Tasks on which A did better than B over their paired runs, worse, and tied; the exact p."""
+
+    a_better: int
+    b_better: int
+    tied: int
+
+    @property
+    def tasks(self) -> int:
+        return self.a_better + self.b_better + self.tied
+
+    @property
+    def p(self) -> float:
+        return mcnemar_exact(self.a_better, self.b_better)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"paired": self.tasks, "a_better": self.a_better, "b_better": self.b_better, "tied": self.tied}
+
+
+def sign_test_over_tasks(pairs_by_task: Mapping[Any, Sequence[tuple[bool, bool]]]) -> SignTest:
+    """The exact sign test over tasks of (A passed, B passed) pairs grouped by task: a task counts
+    for A when A passed more of its paired runs than B, for B when fewer, as a tie otherwise. With
+    one run per task this is McNemar's exact test (``mcnemar_exact``)."""
+    a_better = b_better = tied = 0
+    for pairs in pairs_by_task.values():
+        if not pairs:
+            continue
+        difference = sum(a for a, _ in pairs) - sum(b for _, b in pairs)
+        if difference > 0:
+            a_better += 1
+        elif difference < 0:
+            b_better += 1
+        else:
+            tied += 1
+    return SignTest(a_better, b_better, tied)

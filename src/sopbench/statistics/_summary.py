@@ -18,6 +18,7 @@ __all__ = [
     "breakdown",
     "by_configuration",
     "percentile",
+    "rate_over_tasks",
     "summarize_outcomes",
     "summarize_usage",
     "with_cost",
@@ -35,7 +36,10 @@ def by_configuration(outcomes: Iterable[Outcome]) -> dict[Configuration, list[Ou
 
 
 def _config_key(config: Configuration) -> tuple[str, ...]:
-    return tuple(x or "" for x in (config.model or config.agent, config.tool_mode, config.tool_list, config.user, config.agent))
+    return tuple(
+        x or ""
+        for x in (config.model or config.agent, config.tool_mode, config.tool_list, config.user, config.agent)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +58,7 @@ class OutcomeSummary:
 
     @property
     def balanced_ci95(self) -> tuple[float, float] | None:
-        return balanced_interval(
-            (self.should_succeed.passed, self.should_succeed.total),
-            (self.should_refuse.passed, self.should_refuse.total),
-        )
+        return balanced_interval(self.should_succeed, self.should_refuse)
 
     def as_dict(self) -> dict[str, Any]:
         ci = self.runs.ci95
@@ -78,17 +79,26 @@ class OutcomeSummary:
 
 
 def summarize_outcomes(outcomes: Sequence[Outcome]) -> OutcomeSummary:
-    succeed = [o.passed for o in outcomes if o.should_succeed]
-    refuse = [o.passed for o in outcomes if not o.should_succeed]
     tasks: dict[str, list[tuple[int, bool]]] = {}
     for o in outcomes:
         tasks.setdefault(o.task_id, []).append((o.run, o.passed))
     return OutcomeSummary(
-        runs=RateInterval(sum(o.passed for o in outcomes), len(outcomes)),
-        should_succeed=RateInterval(sum(succeed), len(succeed)),
-        should_refuse=RateInterval(sum(refuse), len(refuse)),
+        runs=rate_over_tasks(outcomes),
+        should_succeed=rate_over_tasks([o for o in outcomes if o.should_succeed]),
+        should_refuse=rate_over_tasks([o for o in outcomes if not o.should_succeed]),
         repeated=repeated_runs(tasks),
     )
+
+
+def rate_over_tasks(outcomes: Iterable[Outcome]) -> RateInterval:
+    """The pass rate of ``outcomes`` with each task's (passed, runs): its interval is clustered by
+    task when a task has several runs."""
+    per_task: dict[str, list[int]] = {}
+    for o in outcomes:
+        counts = per_task.setdefault(o.task_id, [0, 0])
+        counts[0] += o.passed
+        counts[1] += 1
+    return RateInterval.of_tasks([(p, n) for p, n in per_task.values()])
 
 
 # ---- breakdowns ----------------------------------------------------------------------------------
@@ -102,10 +112,10 @@ def breakdown(outcomes: Sequence[Outcome], by: str) -> dict[str, Any]:
       nesting depth (``none`` for what is not a constraint of the rule, or not classified).
     """
     if by == "goal":
-        goals: dict[str, list[bool]] = {}
+        goals: dict[str, list[Outcome]] = {}
         for o in outcomes:
-            goals.setdefault(o.goal, []).append(o.passed)
-        return {g: RateInterval(sum(p), len(p)).as_dict() for g, p in sorted(goals.items())}
+            goals.setdefault(o.goal, []).append(o)
+        return {g: rate_over_tasks(of_goal).as_dict() for g, of_goal in sorted(goals.items())}
     if by == "judgement":
         failed = [o for o in outcomes if not o.passed]
         counts = Counter(j for o in failed for j in o.failed)

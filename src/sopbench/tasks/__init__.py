@@ -9,6 +9,7 @@
 from sopbench._io import LoadError
 from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 
+from ._digest import canonical_task_bytes, task_digest, task_json
 from ._files import task_file
 from ._load import TASK_FIELDS, iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
 from ._model import Task
@@ -20,6 +21,9 @@ __all__ = [
     "GroupNodeKind",
     "LoadError",
     "Task",
+    "canonical_task_bytes",
+    "task_digest",
+    "task_json",
     "ToolNode",
     "iter_all_tasks",
     "load_tasks",

@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from sopbench.scoring import GoalStates, goal_constraint_states
 
+from ._facts import EpisodeFacts, ProblemView, problem_steps
 from ._graph import STATE_LABELS, constraint_graph_svg, constraint_state_name
 from ._sources import JUDGEMENTS, Episode
 
@@ -38,6 +39,8 @@ class MessageView:
     tool_name: str | None = None
     failing: bool = False  # the first failing step (the tool output, and the call that asked for it)
     explanations: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # stored problems at this step
+    diverges: bool = False  # side by side: the first action where the other run acts differently
 
 
 @dataclass
@@ -63,6 +66,9 @@ class EpisodeView:
     system_prompt: str | None = None  # what the agent was shown before the conversation
     tools: str | None = None  # the tool schemas it was offered, as indented JSON
     tool_count: int = 0
+    facts: EpisodeFacts | None = None  # how it went (None: the source keeps none of it)
+    problems: list[ProblemView] = field(default_factory=list)  # every stored problem, at its step
+    database_kept: bool = True  # False: the source kept the verdict, not the final database
 
 
 def first_failing_step(explanations: tuple[str, ...] | list[str]) -> tuple[int | None, list[str]]:
@@ -80,7 +86,10 @@ def first_failing_step(explanations: tuple[str, ...] | list[str]) -> tuple[int |
 
 def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
     """The page's data; ``shown``: with what the agent was shown (the viewer's page: a report that
-    embeds many episodes leaves the prompts, several kilobytes each, out)."""
+    embeds many episodes leaves the prompts, several kilobytes each, out). An episode that kept no
+    transcript (an infra_error before its first message) shows its facts alone."""
+    if not episode.has_record:
+        return _without_transcript(episode)
     run = episode.record.runs[episode.run]
     explanations = list(episode.score.explanations)
     step, at_step = first_failing_step(explanations)
@@ -103,6 +112,11 @@ def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
         while caller > 0 and messages[caller].role == "tool":
             caller -= 1
         messages[caller].failing = True
+    facts = episode.facts
+    problems = problem_steps(facts.problems, run.messages) if facts is not None else []
+    for problem in problems:
+        if problem.step is not None:
+            messages[problem.step].problems.append(problem.text)
     database = episode.score.episode.verdict.database if episode.score.episode is not None else None
     diff: list[str] = []
     if database is not None:
@@ -126,13 +140,40 @@ def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
         failing_step=step if step is not None and 0 <= step < len(messages) else None,
         failing_explanations=at_step,
         other_explanations=[text for text in explanations if text not in at_step],
-        judgements=[(name, bool(episode.score.verdict[name])) for name in JUDGEMENTS],
+        judgements=[(name, bool(episode.score.verdict[name])) for name in JUDGEMENTS]
+        if episode.judged
+        else [],
         database_diff=diff,
         goal_step=None if states is None else states.goal_step,
         constraints=constraints,
         graph=constraint_graph_svg(task.goal, task.constraints_original, leaves),
         states_error=states_error,
         system_prompt=(episode.system_prompt or run.prompt or None) if shown else None,
-        tools=json.dumps(list(episode.tools), indent=2, ensure_ascii=False) if shown and episode.tools else None,
+        tools=json.dumps(list(episode.tools), indent=2, ensure_ascii=False)
+        if shown and episode.tools
+        else None,
         tool_count=len(episode.tools or ()) if shown else 0,
+        facts=facts,
+        problems=problems,
+        database_kept=episode.judged and episode.score.episode is not None,
+    )
+
+
+def _without_transcript(episode: Episode) -> EpisodeView:
+    facts = episode.facts
+    return EpisodeView(
+        episode=episode,
+        messages=[],
+        failing_step=None,
+        failing_explanations=[],
+        other_explanations=list(episode.score.explanations),
+        judgements=[],
+        database_diff=[],
+        goal_step=None,
+        constraints=[],
+        graph=Markup(""),
+        states_error="no transcript was kept: the episode failed before its first message",
+        facts=facts,
+        problems=[ProblemView(text, None) for text in (facts.problems if facts else ())],
+        database_kept=False,
     )

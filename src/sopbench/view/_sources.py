@@ -1,25 +1,29 @@
-"""Sources of episodes, mixed freely: run folders of ``sopbench run`` and published trajectory files.
+"""Sources of episodes (read by ``_reading``), mixed freely: what ``sopbench evaluate`` reads. Run folders of ``sopbench
+run`` (and every run folder below a folder, as a sweep writes them), Inspect logs of the ``sopbench``
+task (``.eval``, ``.json``), and trajectory files (published, or ``sopbench export --format sopbench``).
 
 Every episode becomes an ``Episode``: its record and run (what was said and called), its verdict under
-the chosen protocol, and the few facts the list filters on, computed once when the sources are read.
+the chosen protocol, how it went (``EpisodeFacts``), its stable address, and the few facts the list
+filters on, computed once when the source is read. ``infra_error`` episodes are kept, with what they
+have (their transcript up to the failure, never scored).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sopbench.runner import STORE_NAME, StoreError, read_run_folder
-from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
+from sopbench.inspect_eval import is_inspect_log
+from sopbench.runner import STORE_NAME
+from sopbench.scoring import RunScore, load_records
 from sopbench.statistics import Configuration
-from sopbench.traces import (
-    Record,
-    detect_output_format,
-    iter_trajectory_files,
-)
+from sopbench.traces import Record, iter_trajectory_files
+
+from ._address import episode_address
+from ._facts import EpisodeFacts, Prices
 
 __all__ = [
     "JUDGEMENTS",
@@ -28,11 +32,13 @@ __all__ = [
     "SourceError",
     "configuration_name",
     "failing_constraint_kinds",
-    "load_sources",
+    "is_run_folder",
+    "source_files",
 ]
 
 # The three judgements, in the order the verdict gives them.
 JUDGEMENTS = ("database", "permission", "procedure")
+INFRA_ERROR = "infra_error"
 
 
 class SourceError(Exception):
@@ -48,23 +54,45 @@ class Episode:
     most of a gigabyte if all were kept).
     """
 
-    id: int  # position in the loaded list: the episode's address in the viewer
-    source: str  # the trajectory file or run folder it came from
+    id: int  # position in the loaded list: this viewer's own number (``address`` is the stable one)
+    source: str  # the trajectory file, run folder or Inspect log it came from
     configuration: str  # model, tool mode, tool list, user
-    run: int
-    score: RunScore
+    run: int  # the run's index in ``record.runs``
+    score: RunScore  # an infra_error episode's is a placeholder: never judged (``judged``)
     kinds: frozenset[str]  # the kinds of the constraints that failed its procedure (failing_constraint_kinds)
-    stored: Record | None = None  # the record itself, for runs read from a run folder
+    stored: Record | None = None  # the record itself, for runs not read from a trajectory file
     # What a run folder's model was shown beyond the conversation (a published file keeps only the
     # prompt, in its record): the system prompt and the tool schemas, shared with the episodes that got them.
     system_prompt: str | None = None
     tools: tuple[dict[str, Any], ...] | None = None
+    task_id: str = ""  # "<domain>/<goal>[<i>]"
+    digest: str = ""  # the source's digest (``source_digest``)
+    task_run: int | None = None  # the run of the task, from 0 (None: ``run``)
+    facts: EpisodeFacts | None = None  # how it went; None: the source keeps none of it
+    in_file: bool = True  # the record is read again from ``source`` (a trajectory file) when needed
+    stable_address: str = ""  # ``address``, computed once when the source is read ("": computed when asked)
 
     @property
     def record(self) -> Record:
         if self.stored is not None:
             return self.stored
+        if not self.in_file:
+            raise LookupError(f"{self.source}: {self.task_id} run {self.number} kept no transcript")
         return _file_records(self.source)[self.score.record]
+
+    @property
+    def has_record(self) -> bool:
+        return self.stored is not None or self.in_file
+
+    @property
+    def number(self) -> int:
+        """The run of the task (from 0) as the source numbers it."""
+        return self.run if self.task_run is None else self.task_run
+
+    @property
+    def address(self) -> str:
+        """The stable path of this episode in every viewer (``episode_address``)."""
+        return self.stable_address or episode_address(self.digest, self.domain, self.task_id, self.number)
 
     @property
     def source_name(self) -> str:
@@ -78,6 +106,15 @@ class Episode:
     @property
     def goal(self) -> str:
         return self.score.goal
+
+    @property
+    def judged(self) -> bool:
+        """False for an infra_error episode: it was never scored."""
+        return self.facts is None or self.facts.status != INFRA_ERROR
+
+    @property
+    def outcome(self) -> str:
+        return INFRA_ERROR if not self.judged else "passed" if self.passed else "failed"
 
     @property
     def passed(self) -> bool:
@@ -100,7 +137,11 @@ def _file_records(path: str) -> dict[int, Record]:
 class LoadedSources:
     episodes: list[Episode] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # runs or files that could not be used, one line each
-    files: int = 0  # trajectory files and run folders read
+    files: int = 0  # trajectory files, run folders and logs read
+    first_id: int = 0  # the id of the first episode (a later reading continues the numbering)
+    known: dict[str, Episode] = field(default_factory=dict)  # by address: read before, or now
+    replaced: list[Episode] = field(default_factory=list)  # infra_error episodes since completed
+    prices: Prices | None = None
 
 
 def failing_constraint_kinds(score: RunScore) -> frozenset[str]:
@@ -122,104 +163,39 @@ def configuration_name(configuration: Configuration) -> str:
     return " · ".join(parts)
 
 
-def source_files(sources: Iterable[Path]) -> list[Path]:
-    """Each source as the unit it is read in: a run folder, or each trajectory file under a path."""
+def is_run_folder(path: Path) -> bool:
+    return path.is_dir() and (path / STORE_NAME).is_file()
+
+
+def source_files(sources: Iterable[Path], *, allow_empty: bool = False) -> list[Path]:
+    """Each source as the unit it is read in: run folders (a folder's own, or every one below it),
+    Inspect logs, and the trajectory files outside run folders. A source with none of them is a
+    ``SourceError`` (with ``allow_empty``, a folder that has none yet is accepted: a sweep about to
+    write it)."""
     units: list[Path] = []
     for source in sources:
-        if source.is_dir() and (source / STORE_NAME).is_file():
+        if is_run_folder(source) or is_inspect_log(source):
             units.append(source)
-        else:
-            found = list(iter_trajectory_files(source))
-            if not found:
-                raise SourceError(f"{source}: neither a run folder ({STORE_NAME}) nor trajectory files")
-            units.extend(found)
-    return units
-
-
-def load_sources(
-    units: Iterable[Path], protocol: Protocol, advance: Callable[[str], None] | None = None
-) -> LoadedSources:
-    """Read and score every episode of ``units`` (see ``source_files``) under ``protocol``."""
-    loaded = LoadedSources()
-    for unit in units:
-        if (unit / STORE_NAME).is_file():
-            _load_run_folder(unit, protocol, loaded)
-        else:
-            _load_trajectory_file(unit, protocol, loaded)
-        loaded.files += 1
-        if advance is not None:
-            advance(unit.name)
-    return loaded
-
-
-def _add(
-    loaded: LoadedSources,
-    source: str,
-    configuration: str,
-    record: Record,
-    run: int,
-    score: RunScore,
-    keep: bool,
-    system_prompt: str | None = None,
-    tools: tuple[dict[str, Any], ...] | None = None,
-) -> None:
-    kinds = failing_constraint_kinds(score)
-    episode = Episode(
-        len(loaded.episodes),
-        source,
-        configuration,
-        run,
-        score,
-        kinds,
-        record if keep else None,
-        system_prompt,
-        tools,
-    )
-    loaded.episodes.append(episode)
-
-
-def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    records = load_records(path, lambda error: loaded.problems.append(str(error)))
-    if not records:
-        return
-    configuration = configuration_name(file_configuration(str(path)))
-    fmt = detect_output_format(records)
-    for record in records:
-        for run in range(len(record.runs)):
-            try:
-                score = score_run(record, run, protocol, output_format=fmt)
-            except ScoringError as error:
-                loaded.problems.append(str(error))
-                if error.whole_record:
-                    break
-                continue
-            _add(loaded, str(path), configuration, record, run, score, keep=False)
-
-
-def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) -> None:
-    try:
-        stored = read_run_folder(folder, on_damaged=loaded.problems.append)
-    except StoreError as error:
-        raise SourceError(str(error)) from None
-    for episode in stored.episodes:
-        if episode.record is None:
-            loaded.problems.append(
-                f"{folder}: {episode.task_id} run {episode.run}: {episode.status}, nothing to show"
+            continue
+        found: list[Path] = []
+        if source.is_dir():
+            folders = sorted(store.parent for store in source.rglob(STORE_NAME) if store.is_file())
+            logs = sorted(log for log in source.rglob("*.eval") if is_inspect_log(log))
+            roots = [folder.resolve() for folder in folders]
+            files = [
+                file
+                for file in iter_trajectory_files(source)
+                if not any(file.resolve().is_relative_to(root) for root in roots)
+            ]
+            # an Inspect log written as JSON sits among trajectory files: read as the log it is
+            logs += [file for file in files if file.suffix == ".json" and is_inspect_log(file)]
+            files = [file for file in files if file not in logs]
+            found = [*folders, *logs, *files]
+        elif source.is_file():
+            found = [source]
+        if not found and not (allow_empty and source.is_dir()):
+            raise SourceError(
+                f"{source}: neither a run folder ({STORE_NAME}), an Inspect log nor trajectory files"
             )
-            continue
-        try:
-            score = score_run(episode.record, 0, protocol)
-        except ScoringError as error:
-            loaded.problems.append(f"{folder}: {episode.task_id} run {episode.run}: {error.message}")
-            continue
-        _add(
-            loaded,
-            str(folder),
-            episode.configuration,
-            episode.record,
-            0,
-            score,
-            keep=True,
-            system_prompt=episode.system_prompt,
-            tools=episode.tools,
-        )
+        units.extend(found)
+    return list(dict.fromkeys(units))

@@ -18,7 +18,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 
 _ENVIRONMENT: jinja2.Environment | None = None

@@ -8,6 +8,8 @@ what a model was told::
     print(build_system_prompt(setup, "react"))
 """
 
+from sopbench.secrets import public_url, redact_url, scrub_secret
+
 from ._agent import OpenAIAgent
 from ._endpoint import TOOL_CHOICES, ChatEndpoint
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
@@ -15,7 +17,6 @@ from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, bui
 from ._replicas import REPLICA_BACKOFF, ReplicaHealth, pick_replica, replica_health
 from ._replies import ChatReply, ChatToolCall, read_completion
 from ._retry import RetryPolicy
-from ._secrets import public_url, redact_url, scrub_secret
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [

@@ -22,8 +22,10 @@ requests waited for a slot (``queue_s``) apart from the time the server took to 
 (``model_s``, the server's own queue included when there is no cap).
 
 The API key lives only inside the ``openai`` client. Every message this module writes names the
-endpoint by a URL stripped of user information and query, and has the key scrubbed out of any text
-the server sent back (some servers echo the key they rejected; ``_secrets.py``).
+endpoint by a URL stripped of user information and query. Every text the server sent back, error
+or reply (content, tool calls, raw message), has the key, and any credential in the base URL's
+query, scrubbed out in every form before anything keeps it (``sopbench.secrets``): a server may
+echo what it was sent.
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
+from sopbench.secrets import Scrubber, public_url, url_credentials
 
 from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
-from ._replies import ChatReply, read_completion
+from ._replies import ChatReply, clip, read_completion
 from ._retry import DEFAULT_RETRY, RetryPolicy
-from ._secrets import public_url, scrub_secret
 from ._transport import (
     CLIENTS,
     Retryable,
@@ -51,6 +53,7 @@ from ._transport import (
     aiohttp_transport,
     connection_failure,
     error_text,
+    is_transport_error,
     retry_after,
 )
 
@@ -69,6 +72,17 @@ _CONTEXT_LENGTH = re.compile(
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
     re.IGNORECASE,
 )
+
+
+def _refuse_credentials(url: str | None, key_env: str) -> None:
+    """A URL with user information (``http://user:KEY@host``) is refused before any request: the
+    client sends the key as a bearer token and cannot also send URL credentials (every request
+    would fail), and such a URL would put the key in the run's settings. Named without them."""
+    if url and "@" in urlsplit(url).netloc:
+        raise ValueError(
+            f"the base URL {public_url(url)} carries credentials (user:password@ before the host): "
+            f"remove them and put the key in ${key_env} instead"
+        )
 
 
 class ChatEndpoint:
@@ -107,6 +121,8 @@ class ChatEndpoint:
                 raise ValueError("an endpoint needs at least one base URL")
         else:
             self.replicas = (base_url,)
+        for url in self.replicas:
+            _refuse_credentials(url, self.api_key_env)
         self._current = self.replicas[0]  # the replica of the current request (messages name it)
         self.model = model
         self.request_timeout = float(request_timeout)
@@ -126,6 +142,7 @@ class ChatEndpoint:
 
     @base_url.setter
     def base_url(self, url: str | None) -> None:  # one endpoint from now on (before its first request)
+        _refuse_credentials(url, self.api_key_env)
         self.replicas = (url,)
         self._current = url
 
@@ -268,7 +285,14 @@ class ChatEndpoint:
             return Retryable(f"connection failed ({self._scrub(detail)})"), None
         except openai.APIError as exc:  # a reply the client could not read at all
             return Retryable(f"unreadable reply ({self._scrub(str(exc))})"), None
-        return read_completion(text if isinstance(text, str) else str(text), self._scrub)
+        except Exception as exc:
+            if not is_transport_error(exc):
+                raise
+            # the reply's head broke the HTTP parser (the aiohttp transport lets some errors through)
+            said = getattr(exc, "message", None)  # aiohttp's text, without its made-up status 400
+            detail = clip(self._scrub(f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"))
+            return Retryable(f"unreadable HTTP reply from the endpoint ({detail})"), None
+        return read_completion(text if isinstance(text, str) else str(text), self.scrubber)
 
     def _status_failure(self, exc: openai.APIStatusError) -> Exception:
         status = exc.status_code
@@ -297,7 +321,14 @@ class ChatEndpoint:
         return AgentRequestError(f"{where}: the endpoint refused the request (HTTP {status}): {detail}")
 
     def _scrub(self, text: str) -> str:
-        return scrub_secret(text, os.environ.get(self.api_key_env))
+        return self.scrubber(text)
+
+    @property
+    def scrubber(self) -> Scrubber:
+        """The secrets of this endpoint, in every form (``sopbench.secrets``): its key and any
+        credential its URLs carry."""
+        in_urls = [secret for url in self.replicas if url for secret in url_credentials(url)]
+        return Scrubber([os.environ.get(self.api_key_env), *in_urls])
 
 
 class ModelSide:

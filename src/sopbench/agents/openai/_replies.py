@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sopbench.agents._protocol import Usage
 
 from ._transport import Retryable
 
-if TYPE_CHECKING:
-    pass
 
 @dataclass(frozen=True, slots=True)
 class ChatToolCall:
@@ -38,22 +36,52 @@ class ChatReply:
     call_problems: tuple[str | None, ...] = field(default=())
 
 
-def read_completion(text: str, scrub: Callable[[str], str] = lambda t: t) -> ChatReply | tuple[Exception, None]:
+def _unscrubbed(text: str) -> str:
+    return text
+
+
+def read_completion(
+    text: str, scrub: Callable[[str], str] = _unscrubbed
+) -> ChatReply | tuple[Exception, None]:
     """A chat-completion body read field by field. A body that is not a JSON completion with a
     choice is the server's failure (retried); anything wrong inside the message (numbers, lists,
     objects or nulls where text belongs, integer ids, missing fields, content parts) is the model's
-    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept."""
+    mistake: it is turned into text, named in ``problems`` and the message's raw JSON is kept.
+
+    Every text of the reply (content, call ids, names and arguments, the raw message, problems) and
+    of an error goes through ``scrub`` (``sopbench.secrets.Scrubber``) before anything keeps it:
+    a server may echo the key it was sent."""
+    reply = _read(text, scrub)
+    if not isinstance(reply, ChatReply):
+        return reply
+    return ChatReply(
+        content=None if reply.content is None else scrub(reply.content),
+        tool_calls=tuple(
+            ChatToolCall(scrub(c.id), scrub(c.name), scrub(c.arguments)) for c in reply.tool_calls
+        ),
+        usage=reply.usage,  # token counts only: no text of the server's survives
+        finish_reason=None if reply.finish_reason is None else scrub(reply.finish_reason),
+        problems=tuple(scrub(p) for p in reply.problems),
+        raw=None if reply.raw is None else scrub(reply.raw),
+        call_problems=tuple(None if p is None else scrub(p) for p in reply.call_problems),
+    )
+
+
+def _read(text: str, scrub: Callable[[str], str]) -> ChatReply | tuple[Exception, None]:
+    # texts are scrubbed before they are clipped (a clip must not keep half of a key), and only
+    # as much as can reach the clip (a key form is far shorter than the margin)
+    head = text[: _CLIP + 4096]
     try:
         data = json.loads(text)
     except ValueError:
-        return Retryable(f"unreadable reply (not JSON): {scrub(_clip(text))!r}"), None
+        return Retryable(f"unreadable reply (not JSON): {clip(scrub(head))!r}"), None
     if not isinstance(data, Mapping):
-        return Retryable(f"unreadable reply (not a JSON object): {scrub(_clip(text))!r}"), None
+        return Retryable(f"unreadable reply (not a JSON object): {clip(scrub(head))!r}"), None
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         error = data.get("error")
         if error:
-            return Retryable(f"the reply is an error: {scrub(_clip(json.dumps(error)))}"), None
+            return Retryable(f"the reply is an error: {clip(scrub(json.dumps(error)))}"), None
         return Retryable("the reply holds no choices"), None
     choice = choices[0] if isinstance(choices[0], Mapping) else {}
     message = choice.get("message")
@@ -156,5 +184,9 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def _clip(text: str, limit: int = 200) -> str:
+_CLIP = 200
+
+
+def clip(text: str, limit: int = _CLIP) -> str:
+    """``text`` cut to ``limit`` characters (scrub it first: a cut must not keep half of a key)."""
     return text if len(text) <= limit else text[:limit] + "..."

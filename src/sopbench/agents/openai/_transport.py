@@ -39,10 +39,20 @@ def connection_failure(exc: BaseException) -> str | None:
         if isinstance(seen, TimeoutError | asyncio.TimeoutError) or "timeout" in type(seen).__name__.lower():
             seen = seen.__cause__ or seen.__context__
             continue
-        if isinstance(seen, OSError) or type(seen).__module__.split(".")[0] in ("aiohttp", "httpx", "httpcore", "h11"):
+        if isinstance(seen, OSError) or is_transport_error(seen):
             return f"{type(seen).__name__}: {seen}" if str(seen) else type(seen).__name__
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+_HTTP_LIBRARIES = ("aiohttp", "httpx", "httpx2", "httpcore", "h11")
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """An error of the HTTP libraries under the client (a reply whose head could not be parsed: a
+    60 KB header, a broken status line) that the client let through unmapped: the endpoint's
+    failure, not the agent's."""
+    return type(exc).__module__.split(".")[0] in _HTTP_LIBRARIES
 
 
 class Retryable(Exception):

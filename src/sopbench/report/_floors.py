@@ -1,0 +1,39 @@
+"""The floors (refuse-all, no-verify) beside a verb's own figures: one table, one JSON shape.
+
+Computed by ``sopbench.runner.source_baselines`` on the sources' own tasks; shown here by
+``evaluate`` (beside each configuration) and ``compare`` (on the paired tasks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sopbench.runner import Baselines
+
+from ._table import TextTable, rate_cells
+
+__all__ = ["floors_json", "floors_table"]
+
+
+def floors_json(baselines: Baselines | None) -> dict[str, Any] | None:
+    """``{"refuse-all": summary, "no-verify": summary}`` or ``{"unavailable": why}`` (None: not played)."""
+    if baselines is None:
+        return None
+    if baselines.unavailable is not None:
+        return {"unavailable": baselines.unavailable}
+    return {name: summary.overall.as_dict() for name, summary in baselines.summaries().items()}
+
+
+def floors_table(baselines: Baselines | None, where: str) -> TextTable | None:
+    """The floors' overall rates (first run), or the reason they have none."""
+    if baselines is None:
+        return None
+    table = TextTable(
+        f"floors on {where} (first run)",
+        ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"],
+    )
+    if baselines.unavailable is not None:
+        table.add_row(["refuse-all, no-verify", f"no figure: {baselines.unavailable}", "", "", "", ""])
+        return table
+    for name, summary in baselines.summaries().items():
+        table.add_row([name, *rate_cells(summary.overall)])
+    return table
