@@ -11,6 +11,7 @@ Needs the extra ``local-llm``.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from ._handler import CHAT_FORMAT, ChatHandler
 
@@ -21,8 +22,11 @@ def register() -> None:
     """Register sopbench's chat handler with llama-cpp-python, under ``CHAT_FORMAT``."""
     from llama_cpp.llama_chat_format import LlamaChatCompletionHandlerRegistry
 
+    # ChatHandler takes the request's fields as plain mappings (it is tested without llama.cpp),
+    # not as the TypedDicts llama-cpp-python's handler protocol spells out.
+    handler: Any = ChatHandler()
     LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(
-        CHAT_FORMAT, ChatHandler(), overwrite=True
+        CHAT_FORMAT, handler, overwrite=True
     )
 
 
