@@ -108,7 +108,7 @@ def install_wheel(built: Built, say: Callable[[str], None] = lambda line: None) 
     for step in steps:
         done = subprocess.run([sys.executable, "-m", "pip", *step], capture_output=True, text=True)
         if done.returncode != 0:
-            last = _last_text_line(done.stderr) or _last_text_line(done.stdout)
+            last = last_line(done.stderr) or last_line(done.stdout) or "(nothing printed)"
             raise BuildError(f"pip {' '.join(step[:2])} failed (exit {done.returncode}): {last}")
     say(f"installed llama-cpp-python {built.version} (portable build) into {sys.prefix}")
 
@@ -138,11 +138,12 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def _last_line(path: Path) -> str:
     try:
-        return _last_text_line(path.read_text(errors="replace"))
+        return last_line(path.read_text(errors="replace")) or "(nothing printed)"
     except OSError:
         return "(no log)"
 
 
-def _last_text_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank, cut at 300 characters ("" for none)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(nothing printed)"
+    return lines[-1][:300] if lines else ""

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from ._build import last_line
 from ._handler import CHAT_FORMAT, REQUEST_LOG_ENV
 
 # sopbench's own chat format (``_handler``): the model's chat template unescaped, tool results shown,
@@ -193,13 +194,17 @@ class LocalServer:
             ) from None
         if done.returncode == 0:
             return
-        last = _last_line(done.stderr) or _last_line(done.stdout) or "(it wrote nothing)"
+        last = last_line(done.stderr.decode(errors="replace")) or last_line(
+            done.stdout.decode(errors="replace")
+        )
         if done.returncode in tuple(-s for s in CRASH_SIGNALS):
             raise LocalServerError(
                 f"llama.cpp crashed on this CPU ({signal.Signals(-done.returncode).name}) while loading "
                 f"{self.gguf.name}: {REBUILD_HINT}"
             )
-        raise LocalServerError(f"llama.cpp cannot load {self.gguf.name} (exit {done.returncode}): {last}")
+        raise LocalServerError(
+            f"llama.cpp cannot load {self.gguf.name} (exit {done.returncode}): {last or '(it wrote nothing)'}"
+        )
 
     def start(self, ready_timeout: float = READY_TIMEOUT_S) -> LocalServer:
         self.check_installed()
@@ -256,10 +261,9 @@ class LocalServer:
         if self.log_path is None:
             return "(no log)"
         try:
-            lines = [line for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
+            return last_line(self.log_path.read_text(errors="replace")) or "(the server wrote nothing)"
         except OSError:
             return "(no log)"
-        return lines[-1].strip()[:300] if lines else "(the server wrote nothing)"
 
     def stop(self) -> None:
         """End the server's process group and wait for it; safe to call twice."""
@@ -301,11 +305,6 @@ class LocalServer:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.stop()
-
-
-def _last_line(output: bytes) -> str:
-    lines = [line.strip() for line in output.decode(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
