@@ -3,6 +3,8 @@
 - The layering (import-linter contracts in pyproject.toml): kept by the real tree; broken by a scratch
   import of each forbidden kind written into a copy of it; and every package and top-level module of
   sopbench sits in a layer (a module in none would escape the contract).
+- The domains' independence (another contract there): no domain imports another, directly or through
+  a shared module; every domain package is in the contract.
 - No module imports a private module or name of another package (src/, benchmarks/ and tests/; a test
   file is a user of every package except the one it mirrors: tests/scoring/ of ``sopbench.scoring``,
   tests/test_io.py of ``sopbench._io``).
@@ -78,6 +80,29 @@ def test_every_package_and_top_level_module_is_in_a_layer() -> None:
     assert set(layered) <= set(top_level_modules(SOURCE / "sopbench")), "a layer names no module"
 
 
+def independent_domains(config: Path = CONFIG) -> list[str]:
+    """The modules of the independence contract over ``sopbench.domains``' sub-packages."""
+    contracts = tomllib.loads(config.read_text())["tool"]["importlinter"]["contracts"]
+    return [
+        module
+        for contract in contracts
+        if contract["type"] == "independence"
+        for module in contract["modules"]
+        if module.startswith("sopbench.domains.")
+    ]
+
+
+def test_every_domain_package_is_independent_of_the_others() -> None:
+    """A domain added without joining the contract could import the others unchecked."""
+    packages = [
+        f"sopbench.domains.{entry.name}"
+        for entry in sorted((SOURCE / "sopbench" / "domains").iterdir())
+        if entry.is_dir() and (entry / "__init__.py").exists()
+    ]
+    assert len(packages) >= 7
+    assert sorted(independent_domains()) == packages
+
+
 @pytest.fixture(scope="module")
 def scratch_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of src/ (``sopbench`` only) to write forbidden imports into."""
@@ -103,6 +128,14 @@ FORBIDDEN = {
     "siblings: generation imports replay": [("generation/_scratch.py", "import sopbench.replay\n")],
     "core: constraints imports domains": [("constraints/_scratch.py", "import sopbench.domains\n")],
     "core: evaluation imports the file helpers": [("evaluation/_scratch.py", "from sopbench import _io\n")],
+    "domains: bank imports hotel": [("domains/bank/_scratch.py", "import sopbench.domains.hotel\n")],
+    "domains: hotel imports a part of bank, relatively": [
+        ("domains/hotel/_scratch.py", "from ..bank import state\n")
+    ],
+    "domains: bank reaches hotel through a shared module of sopbench.domains": [
+        ("domains/_scratch.py", "import sopbench.domains.hotel.tools\n"),
+        ("domains/bank/_scratch.py", "from sopbench.domains import _scratch\n"),
+    ],
     "outside any layer: scoring reaches agents through an unlayered module": [
         ("_scratch.py", "import sopbench.agents\n"),
         ("scoring/_scratch.py", "import sopbench._scratch\n"),

@@ -1,5 +1,5 @@
-"""The types hold: mypy, configured in pyproject.toml (strict for the core, the domains and scoring,
-default checks elsewhere), finds no error in src/."""
+"""The types hold: mypy, configured in pyproject.toml (strict for the core, the domains, scoring and
+generation, default checks elsewhere), finds no error in src/."""
 
 from __future__ import annotations
 

@@ -52,7 +52,10 @@ def test_malformed_calls_get_an_error_text_and_are_counted(published_tasks_dir):
     thinking = next(i for i, m in enumerate(result.messages) if m.get("content") == "thinking")
     assert len(result.calls) == 6 and "tool_calls" not in result.messages[thinking]
     assert result.messages[thinking + 1]["role"] == "user"  # no call: the user answers
-    assert result.raw_replies == [{"message": thinking, "raw": "Thought: thinking\nAction: N/A"}]
+    # the reply the agent could not parse broke the text protocol: its problems are kept with it
+    assert result.raw_replies == [
+        {"message": thinking, "raw": "Thought: thinking\nAction: N/A", "problems": ["unparsable reply"]}
+    ]
     assert result.status == "completed" and result.end == "exit_conversation"
 
 

@@ -12,7 +12,7 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import UserError, current_job, out_console
-from ._options import DEFAULT_TASKS_DIR
+from ._options import DEFAULT_TASKS_DIR, published_tasks
 from ._sources import read_tasks
 
 SeedOption = Annotated[int, typer.Option(metavar="N", help="Seed of the constructed traces.")]
@@ -25,7 +25,14 @@ TasksOption = Annotated[
         help="Also build traces over published tasks: all, or domains separated by commas.",
     ),
 ]
-TasksDir = Annotated[Path, typer.Option(metavar="DIR", help="Folder of <domain>_tasks.json[.gz] files.")]
+TasksDir = Annotated[
+    Path,
+    typer.Option(
+        metavar="DIR",
+        help="Folder of <domain>_tasks.json[.gz] files (published: those `sopbench data fetch` keeps).",
+        callback=published_tasks,
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the counts as one JSON document.")]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -84,7 +84,7 @@ def serve_local(
         raise UserError(str(exc)) from None
     try:
         job.finish(f"the local server for {server.model_name} was stopped")
-        for line in describe(server):
+        for line in describe(server, speed=_speed(server)):
             out_console().print(line, markup=False, soft_wrap=True)
         sys.stdout.flush()
         code = server.wait()  # until Ctrl-C or SIGTERM (raised here by the verb's contract)
@@ -153,3 +153,14 @@ def local_build(
             raise UserError(str(exc), EXIT_PARTIAL) from None
         out.print(f"llama.cpp runs here: it loaded {gguf.name} and generated with it", markup=False)
     job.finish(f"llama-cpp-python is built and installed ({time.monotonic() - started:.0f} s)")
+
+
+def _speed(server: Any) -> str:
+    """The time per episode, measured on the running server (or why it could not be)."""
+    from sopbench.local import measure_speed
+
+    err_console().print("measuring the model's speed (two short requests) ...", markup=False)
+    try:
+        return measure_speed(server.base_url, server.model_name).describe()
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        return f"time per episode not measured ({type(exc).__name__}: {exc})"

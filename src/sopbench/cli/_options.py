@@ -20,6 +20,29 @@ if TYPE_CHECKING:
 DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
 RUN_CHOICES = ("all", "first")
 
+
+def published_or(value: Path | None, kind: str) -> Path | None:
+    """``published`` (when no such file or folder is here) as the cached ``kind`` folder."""
+    if value is None or str(value) != "published" or value.exists():
+        return value
+    from sopbench.published import PublishedMissing, published_path
+
+    try:
+        return published_path(kind)
+    except PublishedMissing as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def published_tasks(value: Path | None) -> Path | None:
+    """The typer callback of ``--tasks``: ``published`` names the cached task files."""
+    return published_or(value, "tasks")
+
+
+def published_sources(values: list[Path] | None) -> list[Path] | None:
+    """The typer callback of source arguments: ``published`` names the cached trajectories."""
+    return None if values is None else [published_or(v, "trajectories") or v for v in values]
+
+
 Paths = Annotated[
     list[Path],
     typer.Argument(
@@ -30,8 +53,10 @@ Sources = Annotated[
     list[Path],
     typer.Argument(
         metavar="PATH",
-        help="Run folders of sopbench run (results.sqlite), trajectory files (.json, .json.gz) or folders of them.",
+        help="Run folders of sopbench run (results.sqlite), trajectory files (.json, .json.gz) or folders of "
+        "them; published: the trajectories `sopbench data fetch` keeps.",
         show_default=False,
+        callback=published_sources,
     ),
 ]
 By = Annotated[

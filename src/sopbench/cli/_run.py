@@ -12,7 +12,8 @@ import typer
 from ._app import app
 from ._contract import verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import AsJson, price_table_of, what_is
+from ._next import next_steps
+from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ TasksOption = Annotated[
     typer.Option(
         metavar="PATH",
         show_default=False,
-        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set).",
+        help="A task file or a folder of <domain>_tasks.json[.gz] (default: the generated task set); "
+        "published: the published tasks `sopbench data fetch` keeps.",
+        callback=published_tasks,
     ),
 ]
 ToolListOption = Annotated[
@@ -340,6 +343,8 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
         for table in run_tables(report, agent):
             table.print(out_console())
         out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
+        for line in next_steps(report.output):
+            out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
     for end, count in report.no_reply.items():

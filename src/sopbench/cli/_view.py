@@ -12,7 +12,7 @@ import typer
 from ._app import app
 from ._contract import show_problems, verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import ProtocolName, chosen_protocol, price_table_of
+from ._options import ProtocolName, chosen_protocol, price_table_of, published_sources
 
 if TYPE_CHECKING:
     import socket
@@ -26,6 +26,7 @@ SourcesOption = Annotated[
         help="Run folders of sopbench run (or folders holding them, as a sweep writes), Inspect logs "
         "(.eval, .json), trajectory files (.json, .json.gz) or folders of them.",
         show_default=False,
+        callback=published_sources,
     ),
 ]
 PortOption = Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="Port (0: any free one).")]

@@ -9,6 +9,7 @@ domains, so benchmarks can run without the published data.
 """
 
 from ._compare import DIFFICULTY_MEASURES, Comparison, canonical, compare, difficulty, nesting_depth
+from ._coverage import DomainReport, DomainTasks, Unrealised
 from ._enumerate import Assignment, Variant, domain_variants, goals, outcome_cases
 from ._files import (
     DEFAULT_SEED,
@@ -19,16 +20,9 @@ from ._files import (
     generate,
     published_file,
 )
-from ._generate import (
-    HIDDEN_PREREQUISITE_KEY,
-    HIDDEN_REFUSAL,
-    DomainReport,
-    DomainTasks,
-    Unrealised,
-    generate_domain,
-    world_database,
-)
+from ._generate import HIDDEN_PREREQUISITE_KEY, HIDDEN_REFUSAL, generate_domain
 from ._select import select_goals
+from ._world import world_database
 
 __all__ = [
     "DEFAULT_SEED",

@@ -79,7 +79,7 @@ def compare(
 ) -> Comparison:
     """Place every published task in a combination and line the counts up with the generated ones."""
     result = Comparison(domain.name)
-    index: dict[tuple[str, int, tuple, bool], dict[str, Any]] = {}
+    index: dict[tuple[str, int, tuple[tuple[str, int], ...], bool], dict[str, Any]] = {}
     by_variant: dict[tuple[str, Any], Variant] = {}
     for variant in variants:
         by_variant.setdefault((variant.goal, repr(canonical(variant.original))), variant)

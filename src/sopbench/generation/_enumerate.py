@@ -36,6 +36,8 @@ from sopbench.domains import Catalogue, default_dependencies, expand, simplify
 # value of a constraint instance in an assignment
 HOLDS, FAILS, FREE = 1, 0, -1
 Values = dict[Single, int]  # positive single -> HOLDS / FAILS / FREE
+# A goal's variant before numbering: its SOP as authored, expanded, in verification form, its assignments.
+_Found = tuple[Expr | None, Expr | None, Expr | None, list["Assignment"]]
 SAMPLE_LIMIT = 4  # the published generator's cap when it falls back to every combination
 
 
@@ -102,7 +104,7 @@ def domain_variants(
     return result
 
 
-def _without_repeats(found: list, seen: set) -> list:
+def _without_repeats(found: list[_Found], seen: set[Expr | None]) -> list[_Found]:
     """A variant another goal already produced adds nothing new; keep at least one (the last)."""
     kept = list(found)
     i = 0
@@ -116,7 +118,7 @@ def _without_repeats(found: list, seen: set) -> list:
 
 def _goal_variants(
     catalogue: Catalogue, goal: str, defaults: Mapping[str, Expr | None], rng: random.Random
-) -> list[tuple[Expr | None, Expr | None, Expr | None, list[Assignment]]]:
+) -> list[_Found]:
     required = catalogue.required.get(goal)
     pool = catalogue.customizable.get(goal, ())
     if required is None and not pool:
@@ -288,7 +290,7 @@ def _exclusive_pair(expr: Expr) -> bool:
 def _without_false_calls(original: Expr | None, cases: Cases) -> list[Assignment]:
     calls = {s.positive for s in singles(original) if s.name.startswith("call_")}
     assignments = []
-    seen: set[tuple] = set()
+    seen: set[tuple[tuple[tuple[Single, int], ...], bool]] = set()
     for outcome in (True, False):
         for case in cases.get(outcome, []):
             if any(case.get(call, FREE) == FAILS for call in calls):

@@ -19,7 +19,8 @@ from sopbench.domains import PUBLISHED_DOMAINS, get_domain
 from sopbench.tasks import load_tasks
 
 from ._compare import Comparison, compare, difficulty
-from ._generate import DomainTasks, generate_domain
+from ._coverage import DomainTasks
+from ._generate import generate_domain
 
 DEFAULT_SEED = 0
 _COMPLETE = "COMPLETE"  # marker written last: a cache folder without it is not used

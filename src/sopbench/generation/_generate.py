@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
-
-import orjson
 
 from sopbench.constraints import dump
 from sopbench.domains import Domain, action_graph, get_domain, run_reference_path
 from sopbench.tasks import Task, task_from_json
 
-from ._enumerate import Assignment, Variant, domain_variants, goals, single_text
-from ._pools import person
-from ._realise import DEFAULT_BUDGET, Realiser, State
+from ._coverage import DomainReport, DomainTasks, Unrealised
+from ._enumerate import Assignment, Variant, domain_variants, goals
+from ._realise import DEFAULT_BUDGET, Realiser
+from ._space import SearchSpace
+from ._state import Outcome, State
 from ._wording import user_instruction, user_prompt
+from ._world import renamed_people, world_database
 
 # The published university tasks were generated from each goal's full SOP only (the original's
 # --gen_fulldeptasks); every subset of its 41-constraint pools would make 4,000 tasks.
@@ -39,137 +38,50 @@ HIDDEN_REFUSAL = (
 )
 
 
-@dataclass(frozen=True)
-class Unrealised:
-    """A combination no task was made for, and why."""
-
-    goal: str
-    variant: int
-    assignment: list[list[Any]]
-    outcome: bool
-    reason: str
-    missing: int  # how many of the asked-for tasks are missing
-
-
-@dataclass
-class DomainReport:
-    """Coverage of one domain's generation."""
-
-    domain: str
-    seed: int
-    per_assignment: int
-    goals: int = 0
-    variants: int = 0
-    assignments: int = 0
-    realised: int = 0  # combinations with every asked-for task made
-    tasks: int = 0
-    must_succeed: int = 0
-    verified: int = 0  # tasks whose reference path on the strict oracle gave the expected outcome
-    unrealisable: list[Unrealised] = field(default_factory=list)  # should have been realised, and was not
-    excluded: list[Unrealised] = field(default_factory=list)  # left out by design (hidden prerequisite)
-    hidden_prerequisite_tasks: int = 0  # made anyway, on request, and marked
-    seconds: float = 0.0
-    combinations: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "seed": self.seed,
-            "per_assignment": self.per_assignment,
-            "goals": self.goals,
-            "variants": self.variants,
-            "assignments": self.assignments,
-            "realised": self.realised,
-            "tasks": self.tasks,
-            "must_succeed": self.must_succeed,
-            "verified": self.verified,
-            "unrealisable": [u.__dict__ for u in self.unrealisable],
-            "excluded": [u.__dict__ for u in self.excluded],
-            "hidden_prerequisite_tasks": self.hidden_prerequisite_tasks,
-            "seconds": round(self.seconds, 3),
-            "combinations": self.combinations,
-        }
-
-
-@dataclass
-class DomainTasks:
-    """A generated task file (goal -> tasks, in the published layout) and its report."""
-
-    domain: str
-    tasks: dict[str, list[dict[str, Any]]]
-    report: DomainReport
-    variants: list[Variant] = field(default_factory=list, repr=False)
-
-    def to_json(self) -> bytes:
-        return orjson.dumps(self.tasks, option=orjson.OPT_INDENT_2) + b"\n"
-
-    def task_list(self) -> list[Task]:
-        """The generated tasks as loaded task objects (goal order, then generation order)."""
-        return [
-            task_from_json(entry, domain=self.domain, goal=goal, index=i)
-            for goal, entries in self.tasks.items()
-            for i, entry in enumerate(entries)
-        ]
-
-
-def world_database(domain: Domain, seed: int) -> dict[str, Any]:
-    """The domain's world database, its people renamed from the seeded pools."""
-    source = resources.files("sopbench.generation").joinpath("worlds", f"{domain.name}.json")
-    if not source.is_file():
-        raise KeyError(f"no world database for domain {domain.name!r} (expected worlds/{domain.name}.json)")
-    return renamed_people(orjson.loads(source.read_bytes()), seed, domain.name)
-
-
-def renamed_people(world: dict[str, Any], seed: int, domain: str) -> dict[str, Any]:
-    return _renamed_people(world, random.Random(f"people:{domain}:{seed}"))
-
-
-_USERNAME = re.compile(r"^[a-z][a-z_]{1,20}$")
-_FULL_NAME = re.compile(r"^[A-Z][a-z]+ [A-Z][a-z]+$")
-
-
-def _renamed_people(world: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """Every user name (keys of top-level collections of records) and full name, renamed consistently."""
-    names: dict[str, str] = {}
-    used: set[str] = set()
-
-    def new_name(old: str, full: bool) -> str:
-        while True:
-            first, last = person(rng)
-            candidate = f"{first.capitalize()} {last.capitalize()}" if full else f"{first}_{last}"
-            if candidate not in used:
-                used.add(candidate)
-                names[old] = candidate
-                return candidate
-
-    for collection in world.values():
-        if (
-            isinstance(collection, dict)
-            and collection
-            and all(isinstance(v, dict) for v in collection.values())
-        ):
-            for key in collection:
-                if _USERNAME.match(key) and any(f in collection[key] for f in ("password", "identification")):
-                    new_name(key, False)
-
-    def rename(data: Any) -> Any:
-        if isinstance(data, dict):
-            return {names.get(k, k) if isinstance(k, str) else k: rename(v) for k, v in data.items()}
-        if isinstance(data, list):
-            return [rename(v) for v in data]
-        if isinstance(data, str):
-            if data in names:
-                return names[data]
-            if _FULL_NAME.match(data):
-                return names.get(data) or new_name(data, True)
-        return data
-
-    return rename(world)
-
-
 def _seed_for(*parts: object) -> int:
     digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+@dataclass(frozen=True)
+class _Generation:
+    """What every search of one domain's generation shares."""
+
+    name: str
+    domain: Domain
+    seed: int
+    realiser: Realiser  # with the domain's search space
+    budget: int
+    per_assignment: int
+    include_hidden: bool
+
+
+@dataclass(frozen=True)
+class _VariantWording:
+    """What every task of one variant says alike: the user's instruction and the action graph."""
+
+    variant: Variant
+    instruction: str
+    graph: Mapping[str, Any]
+
+
+@dataclass
+class _Accepted:
+    """What the final test saw during one search: the task it accepted, and whether it turned a
+    state down because only a hidden prerequisite refused it."""
+
+    task: dict[str, Any] | None = None
+    hidden_refusal: bool = False
+
+
+@dataclass
+class _Made:
+    """The tasks made for one combination, and why the rest are missing."""
+
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""
+    hidden: bool = False  # missing because only a hidden prerequisite refused them
+    hidden_prerequisite_tasks: int = 0  # made anyway, on request
 
 
 def generate_domain(
@@ -196,21 +108,17 @@ def generate_domain(
         raise ValueError("per_assignment must be at least 1")
     started = time.perf_counter()
     domain = get_domain(name)
-    wanted = None if goals_wanted is None else list(goals_wanted)
-    if wanted is not None:
-        unknown = sorted(set(wanted) - set(goals(domain.catalogue)))
-        if unknown:
-            raise KeyError(
-                f"{name}: unknown goal(s) {', '.join(unknown)}; goals: {', '.join(goals(domain.catalogue))}"
-            )
     variants = domain_variants(
         domain.catalogue,
         random.Random(_seed_for("sample", name, seed)),
         full_sop_only=name in FULL_SOP_ONLY_DOMAINS,
-        only_goals=wanted,
+        only_goals=_wanted_goals(name, domain, goals_wanted),
     )
     start = world_database(domain, seed) if world is None else renamed_people(dict(world), seed, name)
-    realiser = Realiser(domain, start, budget=budget)
+    realiser = Realiser(SearchSpace(domain, start))
+    generation = _Generation(
+        name, domain, seed, realiser, budget, per_assignment, include_hidden_prerequisites
+    )
     report = DomainReport(name, seed, per_assignment)
     report.goals = len({v.goal for v in variants})
     report.variants = len(variants)
@@ -218,135 +126,194 @@ def generate_domain(
     for variant in variants:
         if progress is not None:
             progress(variant.goal)
-        wording_rng = random.Random(_seed_for("instruction", name, seed, variant.goal, variant.number))
-        instruction = user_instruction(domain, variant.goal, wording_rng)
-        graph = action_graph(domain.catalogue, variant.goal, variant.original).to_json()
+        wording = _variant_wording(generation, variant)
         for number, assignment in enumerate(variant.assignments):
-            report.assignments += 1
-            made: list[dict[str, Any]] = []
-            produced: set[bytes] = set()
-            reason = ""
-            hidden = False
-            for k in range(per_assignment):
-                built: dict[str, Any] = {}
-                for attempt in range(ATTEMPTS):  # another seeded order of the candidates each time
-                    rng = random.Random(
-                        _seed_for("task", name, seed, variant.goal, variant.number, number, k, attempt)
-                    )
-                    built = {}
-                    verify = _acceptor(domain, variant, assignment, realiser, instruction, graph, rng, built)
-                    # The first search also asks that a refusal rest on a constraint the agent is
-                    # shown; a combination whose failure can only be hidden is still made after it.
-                    # Later searches get a larger budget (a restart with more room, not the same one).
-                    realiser.budget = budget * BUDGET_GROWTH ** max(attempt - 1, 0)
-                    outcome = realiser.realise(
-                        variant, assignment, rng, produced, verify, shown_refusal=attempt == 0
-                    )
-                    realiser.budget = budget
-                    if outcome.state is not None:
-                        break
-                    if built.get("hidden_refusal") and attempt >= 1:
-                        break  # refused only for a hidden prerequisite: more searches find more of the same
-                if outcome.state is None and built.get("hidden_refusal") and include_hidden_prerequisites:
-                    rng = random.Random(
-                        _seed_for("hidden", name, seed, variant.goal, variant.number, number, k)
-                    )
-                    built = {}
-                    verify = _acceptor(
-                        domain,
-                        variant,
-                        assignment,
-                        realiser,
-                        instruction,
-                        graph,
-                        rng,
-                        built,
-                        allow_hidden=True,
-                    )
-                    outcome = realiser.realise(
-                        variant, assignment, rng, produced, verify, shown_refusal=False
-                    )
-                    if outcome.state is not None:
-                        report.hidden_prerequisite_tasks += 1
-                if outcome.state is None:
-                    reason = outcome.reason
-                    if built.get("hidden_refusal"):
-                        reason, hidden = HIDDEN_REFUSAL, True
-                    break
-                produced.add(outcome.state.fingerprint())
-                made.append(built["task"])
-            report.combinations.append(
-                {
-                    "goal": variant.goal,
-                    "variant": variant.number,
-                    "constraints_original": dump(variant.original),
-                    "assignment": [list(item) for item in assignment.key()],
-                    "outcome": assignment.outcome,
-                    "tasks": len(made),
-                }
-            )
-            if len(made) == per_assignment:
-                report.realised += 1
-            else:
-                (report.excluded if hidden else report.unrealisable).append(
-                    Unrealised(
-                        variant.goal,
-                        variant.number,
-                        [list(i) for i in assignment.key()],
-                        assignment.outcome,
-                        reason,
-                        per_assignment - len(made),
-                    )
-                )
-            report.tasks += len(made)
-            report.verified += len(made)
-            report.must_succeed += len(made) if assignment.outcome else 0
-            tasks.setdefault(variant.goal, []).extend(made)
+            made = _combination_tasks(generation, wording, number, assignment)
+            _record(report, variant, assignment, made)
+            tasks.setdefault(variant.goal, []).extend(made.tasks)
     report.seconds = time.perf_counter() - started
     return DomainTasks(name, tasks, report, variants)
 
 
-def _acceptor(
-    domain: Domain,
-    variant: Variant,
+def _wanted_goals(name: str, domain: Domain, goals_wanted: Iterable[str] | None) -> list[str] | None:
+    """The goals asked for (None: all of them); an unknown one is an error naming the known ones."""
+    if goals_wanted is None:
+        return None
+    wanted = list(goals_wanted)
+    unknown = sorted(set(wanted) - set(goals(domain.catalogue)))
+    if unknown:
+        raise KeyError(
+            f"{name}: unknown goal(s) {', '.join(unknown)}; goals: {', '.join(goals(domain.catalogue))}"
+        )
+    return wanted
+
+
+def _variant_wording(generation: _Generation, variant: Variant) -> _VariantWording:
+    rng = random.Random(
+        _seed_for("instruction", generation.name, generation.seed, variant.goal, variant.number)
+    )
+    instruction = user_instruction(generation.domain, variant.goal, rng)
+    graph = action_graph(generation.domain.catalogue, variant.goal, variant.original).to_json()
+    return _VariantWording(variant, instruction, graph)
+
+
+def _combination_tasks(
+    generation: _Generation, wording: _VariantWording, number: int, assignment: Assignment
+) -> _Made:
+    """The asked-for tasks of one combination (each a state no earlier one of it produced), until
+    one cannot be made."""
+    variant = wording.variant
+    made = _Made()
+    produced: set[bytes] = set()
+    for k in range(generation.per_assignment):
+        outcome, accepted = _searched_task(generation, wording, number, assignment, k, produced)
+        if outcome.state is None and accepted.hidden_refusal and generation.include_hidden:
+            # Made on request, and marked: a task refused only for a hidden prerequisite.
+            seed = _seed_for(
+                "hidden", generation.name, generation.seed, variant.goal, variant.number, number, k
+            )
+            outcome, accepted = _search(
+                generation,
+                wording,
+                assignment,
+                produced,
+                random.Random(seed),
+                budget=generation.budget,
+                shown_refusal=False,
+                allow_hidden=True,
+            )
+            if outcome.state is not None:
+                made.hidden_prerequisite_tasks += 1
+        if outcome.state is None or accepted.task is None:
+            made.reason = outcome.reason
+            if accepted.hidden_refusal:
+                made.reason, made.hidden = HIDDEN_REFUSAL, True
+            break
+        produced.add(outcome.state.fingerprint())
+        made.tasks.append(accepted.task)
+    return made
+
+
+def _searched_task(
+    generation: _Generation,
+    wording: _VariantWording,
+    number: int,
     assignment: Assignment,
-    realiser: Realiser,
-    instruction: str,
-    graph: Mapping[str, Any],
+    k: int,
+    produced: set[bytes],
+) -> tuple[Outcome, _Accepted]:
+    """Up to ``ATTEMPTS`` searches, each with another seeded order of the candidates. The first also
+    asks that a refusal rest on a constraint the agent is shown; a combination whose failure can only
+    be hidden is still made after it. Later searches get a larger budget (a restart with more room,
+    not the same one)."""
+    variant = wording.variant
+    for attempt in range(ATTEMPTS):
+        seed = _seed_for(
+            "task", generation.name, generation.seed, variant.goal, variant.number, number, k, attempt
+        )
+        outcome, accepted = _search(
+            generation,
+            wording,
+            assignment,
+            produced,
+            random.Random(seed),
+            budget=generation.budget * BUDGET_GROWTH ** max(attempt - 1, 0),
+            shown_refusal=attempt == 0,
+        )
+        if outcome.state is not None:
+            break
+        if accepted.hidden_refusal and attempt >= 1:
+            break  # refused only for a hidden prerequisite: more searches find more of the same
+    return outcome, accepted
+
+
+def _search(
+    generation: _Generation,
+    wording: _VariantWording,
+    assignment: Assignment,
+    produced: set[bytes],
     rng: random.Random,
-    built: dict[str, Any],
+    *,
+    budget: int,
+    shown_refusal: bool,
+    allow_hidden: bool = False,
+) -> tuple[Outcome, _Accepted]:
+    """One search for a task of the combination, with what its final test saw. ``rng`` orders the
+    candidates and then words the user's prompt."""
+    accepted = _Accepted()
+    verify = _acceptor(generation, wording, assignment, rng, accepted, allow_hidden=allow_hidden)
+    outcome = generation.realiser.realise(
+        wording.variant, assignment, rng, produced, verify, budget=budget, shown_refusal=shown_refusal
+    )
+    return outcome, accepted
+
+
+def _record(report: DomainReport, variant: Variant, assignment: Assignment, made: _Made) -> None:
+    """Count one combination in the report (and say why, when a task of it is missing)."""
+    report.assignments += 1
+    report.combinations.append(
+        {
+            "goal": variant.goal,
+            "variant": variant.number,
+            "constraints_original": dump(variant.original),
+            "assignment": [list(item) for item in assignment.key()],
+            "outcome": assignment.outcome,
+            "tasks": len(made.tasks),
+        }
+    )
+    if len(made.tasks) == report.per_assignment:
+        report.realised += 1
+    else:
+        (report.excluded if made.hidden else report.unrealisable).append(
+            Unrealised(
+                variant.goal,
+                variant.number,
+                [list(i) for i in assignment.key()],
+                assignment.outcome,
+                made.reason,
+                report.per_assignment - len(made.tasks),
+            )
+        )
+    report.tasks += len(made.tasks)
+    report.verified += len(made.tasks)
+    report.must_succeed += len(made.tasks) if assignment.outcome else 0
+    report.hidden_prerequisite_tasks += made.hidden_prerequisite_tasks
+
+
+def _acceptor(
+    generation: _Generation,
+    wording: _VariantWording,
+    assignment: Assignment,
+    rng: random.Random,
+    accepted: _Accepted,
     *,
     allow_hidden: bool = False,
 ) -> Callable[[State], bool]:
     """The search's final test of a state: build the task, run it on the strict oracle. With
     ``allow_hidden`` a task refused only for a hidden prerequisite is kept, and marked."""
+    variant, domain = wording.variant, generation.domain
 
     def verify(state: State) -> bool:
-        hidden = not assignment.outcome and realiser.refusal_unseen(variant, state)
+        hidden = not assignment.outcome and generation.realiser.space.refusal_unseen(variant, state)
         if hidden and not allow_hidden:
-            built["hidden_refusal"] = True  # a task no agent could pass (see HIDDEN_REFUSAL)
+            accepted.hidden_refusal = True  # a task no agent could pass (see HIDDEN_REFUSAL)
             return False
-        task = _task_json(variant, assignment, state, realiser, instruction, graph, rng)
+        task = _task_json(generation.realiser.space, wording, assignment, state, rng)
         if hidden:
             task[HIDDEN_PREREQUISITE_KEY] = True
         if not _verified(domain, task_from_json(task, domain=domain.name, goal=variant.goal), assignment):
             return False
-        built["task"] = task
+        accepted.task = task
         return True
 
     return verify
 
 
 def _task_json(
-    variant: Variant,
-    assignment: Assignment,
-    state: State,
-    realiser: Realiser,
-    instruction: str,
-    graph: Mapping[str, Any],
-    rng: random.Random,
+    space: SearchSpace, wording: _VariantWording, assignment: Assignment, state: State, rng: random.Random
 ) -> dict[str, Any]:
-    names = realiser.variables(variant, assignment)
+    variant = wording.variant
+    names = space.variables(variant, assignment)
     known = {n: state.known[n] for n in names if n in state.known}
     return {
         "initial_database": state.db,
@@ -355,9 +322,9 @@ def _task_json(
         "constraints": dump(variant.expanded),
         "constraints_original": dump(variant.original),
         "action_should_succeed": assignment.outcome,
-        "user_instruction": instruction,
+        "user_instruction": wording.instruction,
         "user_prompt": user_prompt(variant.goal, known, rng),
-        "directed_action_graph": graph,
+        "directed_action_graph": wording.graph,
         "user_goal": variant.goal,
     }
 
@@ -371,17 +338,4 @@ def _verified(domain: Domain, task: Task, assignment: Assignment) -> bool:
     return run.goal_succeeded == assignment.outcome
 
 
-def assignment_text(assignment: Assignment) -> str:
-    return "; ".join(f"{text}={value}" for text, value in assignment.key())
-
-
-__all__ = [
-    "HIDDEN_PREREQUISITE_KEY",
-    "HIDDEN_REFUSAL",
-    "DomainReport",
-    "DomainTasks",
-    "Unrealised",
-    "generate_domain",
-    "single_text",
-    "world_database",
-]
+__all__ = ["HIDDEN_PREREQUISITE_KEY", "HIDDEN_REFUSAL", "generate_domain"]

@@ -1,10 +1,11 @@
-"""What a task asks of the search (its variables, their kinds and schemas, the helper actions an
-agent calls) and the cost of a state: the targets whose truth, computed by the domain's own rules,
-differs from the one assigned."""
+"""A domain's world as the searches see it: what a task asks of them (its variables, their kinds
+and schemas, the helper actions an agent calls), the spans of days its rules compare, and the cost
+of a state: the targets whose truth, computed by the domain's own rules, differs from the one wanted."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -13,34 +14,32 @@ from sopbench.constraints import Expr, Single, ToolNode, singles
 from sopbench.domains import Domain, LenientSystem, action_graph
 
 from ._enumerate import Assignment, Variant
-from ._state import GoalCall, ShownSop, State, copy_data
-from ._values import WorldIndex
-
-DEFAULT_BUDGET = 1500  # cost evaluations per assignment before it is reported unrealisable
+from ._state import GoalCall, ShownSop, State, Targets, copy_data
+from ._values import WorldIndex, format_date, parse_date
 
 
 class SearchSpace:
-    """A domain's world, the variables a task takes and the cost of a state (shared by the searches)."""
+    """A domain's world, the variables a task takes and the cost of a state (shared by the searches
+    of every assignment of the domain; what it learns of the domain's tools is kept)."""
 
-    def __init__(self, domain: Domain, world: Mapping[str, Any], *, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, domain: Domain, world: Mapping[str, Any]) -> None:
         self.domain = domain
         self.world = copy_data(world)
         self.index = WorldIndex(self.world)
-        self.budget = budget
         self.params = dict(domain.catalogue.default_parameters)
-        self.warm: list[State] = []
-        self._kinds: dict[str, tuple[str, ...]] = {}
-        self._helpers: dict[tuple[str, int], list[Single]] = {}
-        self._relative: dict[str, list[str]] = {}  # date -> dates a span away (see _relative_dates)
-        self._shown: dict[str, Expr | None] = {}
-        self._windows = sorted(
+        # The numeric constraint parameters, whole: where dates are compared they are spans of days
+        # (a maximum stay, a booking lead time).
+        self.windows = sorted(
             {int(v) for v in self.params.values() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
         # Spans of days the rules compare with: each window and its neighbours, then a few days.
         # Just past each window first (a stay one night longer than the maximum), then the window.
-        self._spans = list(
-            dict.fromkeys([w + d for d in (1, 0, -1, 2) for w in self._windows if 1 < w < 400] + [1, 2, 3])
+        self.spans = list(
+            dict.fromkeys([w + d for d in (1, 0, -1, 2) for w in self.windows if 1 < w < 400] + [1, 2, 3])
         )
+        self._kinds: dict[str, tuple[str, ...]] = {}
+        self._helpers: dict[tuple[str, int], list[Single]] = {}
+        self._relative: dict[str, list[str]] = {}  # date -> dates a span away (see relative_dates)
 
     # ---- what a task needs -------------------------------------------------------------------
     def variables(self, variant: Variant, assignment: Assignment) -> list[str]:
@@ -119,7 +118,7 @@ class SearchSpace:
         callees = [(goal, variable)] + [
             (s.name, p) for s in singles(verification) for p, v in s.params or () if v == variable
         ]
-        found = []
+        found: list[Mapping[str, Any]] = []
         for callee, param in callees:
             if callee in tools:
                 found += [e for e in tools[callee].schema_params or () if e.get("name") == param]
@@ -140,19 +139,42 @@ class SearchSpace:
                         return entry
         return None
 
+    def relative_dates(self, name: str, partners: list[Any]) -> list[str]:
+        """Days a span away (before and after) from the dates chosen for the same instances when
+        ``name`` is a date: the rules compare spans of days with the domain's windows (a stay
+        longer than the maximum, a booking within the lead time)."""
+        if "date" not in name and "time" not in name:
+            return []
+        out: list[str] = []
+        for other in partners:
+            if not isinstance(other, str):
+                continue
+            if other not in self._relative:
+                parsed = parse_date(other)
+                shifted: list[str] = []
+                if parsed is not None:
+                    moment, layout = parsed
+                    for days in self.spans:
+                        for sign in (1, -1):
+                            shifted.append(format_date(moment + timedelta(days=sign * days), layout))
+                self._relative[other] = shifted
+            out += self._relative[other]
+        return out
+
     # ---- cost --------------------------------------------------------------------------------
-    def wrong(self, state: State, targets: list[tuple[Single, bool]]) -> list[Single]:
+    def wrong(self, state: State, targets: Targets) -> list[Single]:
+        """The targets whose truth on ``state`` is not the one wanted (the state's cost is how many)."""
         system = LenientSystem(self.domain, state.db, state.params, copy=False)
         bad: list[Single] = []
         try:
-            for single, want in targets:
+            for single, want in targets.wanted:
                 if isinstance(single, GoalCall):
                     if self._goal_fails(single, state):
                         bad.append(single)
                     continue
                 if isinstance(single, ShownSop):
                     try:
-                        shown = system.holds(self._shown[single.name], state.known)
+                        shown = system.holds(targets.shown_sop, state.known)
                     except Exception:  # noqa: BLE001 - as in refusal_unseen: a check that cannot
                         shown = False  # conclude (a guest who is not a member) stops the agent
                     if shown != want:

@@ -1,13 +1,15 @@
-"""The search's state (database, constraint parameters, user-known values) and its targets."""
+"""The search's values: its state (database, constraint parameters, user-known values), the targets a
+state must meet, and the problem one assignment poses (its variables, their candidates, the test)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from sopbench.constraints import Single
+from sopbench.constraints import Expr, Single
 
 
 class GoalCall(Single):
@@ -36,6 +38,53 @@ class State:
         return orjson.dumps(
             [self.db, self.params, self.known], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
         )
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The truth a state must give each target: constraint instances, the goal and the helper calls
+    that must work, the SOP as shown (at most one ``ShownSop``, standing for ``shown_sop``)."""
+
+    wanted: tuple[tuple[Single, bool], ...]
+    shown_sop: Expr | None = None
+
+    def only(self, wanted: Iterable[tuple[Single, bool]]) -> Targets:
+        """Some of these targets (those one step of a search checks)."""
+        return Targets(tuple(wanted), self.shown_sop)
+
+    def truth(self, target: Single) -> bool:
+        return dict(self.wanted)[target]
+
+    @property
+    def variables(self) -> set[str]:
+        """The variables some target checks."""
+        return {var for single, _ in self.wanted for _, var in single.params or ()}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What one search looks for: values of ``names`` (each tried from its ``candidates``, in order)
+    and a database meeting ``targets``, giving a state not in ``avoid`` that ``verify`` (the strict
+    oracle's reference path) accepts."""
+
+    names: tuple[str, ...]
+    candidates: Mapping[str, Sequence[Any]]
+    targets: Targets
+    avoid: Set[bytes]  # fingerprints of the states that made this combination's earlier tasks
+    verify: Callable[[State], bool]
+
+    def accepts(self, state: State) -> bool:
+        return state.fingerprint() not in self.avoid and self.verify(state)
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What one search found (None: nothing within its budget), the evaluations it spent, and the
+    targets its last state still got wrong."""
+
+    state: State | None
+    evaluations: int
+    wrong: list[Single] = field(default_factory=list)
 
 
 @dataclass

@@ -269,7 +269,7 @@ def _add(table: dict[str, list[Any]], key: str, value: Any) -> None:
         bucket.append(value)
 
 
-class _Frozen(tuple):
+class _Frozen(tuple[bytes]):
     """A dict or list made hashable for de-duplication (never leaves this module)."""
 
 

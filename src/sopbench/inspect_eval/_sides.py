@@ -46,6 +46,8 @@ from sopbench.agents.openai import (
 )
 from sopbench.domains import EXIT_TOOL
 
+from ._tokens import without_tokenizer_download
+
 # The episode a sample is playing: set by the solver, read by models that play a sopbench policy
 # (the reference model) inside the same sample.
 CURRENT_SETUP: contextvars.ContextVar[EpisodeSetup | None] = contextvars.ContextVar(
@@ -161,7 +163,7 @@ class InspectModelAgent(Agent):
         self.config = GenerateConfig()
 
     async def start(self, setup: EpisodeSetup) -> None:
-        self._model = self._model or get_model()
+        self._model = without_tokenizer_download(self._model or get_model())
         self.model = str(self._model)
         self.system_prompt = build_system_prompt(setup, "fc")
         # As the openai agent: the episode's own seed (derived per task and epoch), int32 for servers.
@@ -201,7 +203,7 @@ class InspectModelUser(User):
         self.replies = 0
 
     async def start(self, setup: EpisodeSetup) -> None:
-        self._model = self._model or get_model(role="user")
+        self._model = without_tokenizer_download(self._model or get_model(role="user"))
         self.setup = setup
         self.system_prompt = build_user_prompt(setup)
         self.replies = 0

@@ -24,6 +24,7 @@ from ._build import (
     install_wheel,
     wheel_folder,
 )
+from ._estimate import Speed, measure_speed
 from ._handler import CHAT_FORMAT, REQUEST_LOG_ENV, ChatHandler
 from ._prompt import CHATML_TEMPLATE, plain_messages, render_prompt, tool_section
 from ._serve import (
@@ -67,4 +68,6 @@ __all__ = [
     "server_command",
     "tool_section",
     "wheel_folder",
+    "Speed",
+    "measure_speed",
 ]

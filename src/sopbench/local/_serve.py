@@ -31,9 +31,6 @@ DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180.0
 CHECK_TIMEOUT_S = 180.0
 SUGGESTED_LIMIT = 5
-# Measured with the bundled SmolLM2-135M on 2 cores (README, "Evaluate a local model"); a larger
-# model or a busy machine takes longer.
-EPISODE_ESTIMATE = "about 0.5-3 minutes with the bundled model on 2 cores (idle to busy)"
 STOP_TIMEOUT_S = 10.0
 # What `python -m llama_cpp.server` imports beyond llama_cpp itself (the `server` extra).
 SERVER_MODULE = "sopbench.local.llama_server"
@@ -312,8 +309,11 @@ def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
         os.killpg(process.pid, signum)
 
 
-def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "act-only")) -> list[str]:
-    """What ``serve-local`` prints once the server answers: where it is and how to run against it."""
+def describe(
+    server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "act-only"), speed: str | None = None
+) -> list[str]:
+    """What ``serve-local`` prints once the server answers: where it is, how to run a few episodes
+    against it (``--limit``: the first tasks of one domain), and ``speed``, the time per episode."""
     return [
         f"base URL: {server.base_url}",
         f"model: {server.model_name}",
@@ -325,6 +325,7 @@ def describe(server: LocalServer, tool_modes: Sequence[str] = ("fc", "react", "a
             f"--endpoint-slots 1 --domain university --limit {SUGGESTED_LIMIT} --output runs/local-{mode}"
             for mode in tool_modes
         ),
-        f"  (an episode takes {EPISODE_ESTIMATE}; --limit {SUGGESTED_LIMIT} keeps a first run to minutes: "
-        "without it, run plays every task)",
+        f"each of these plays {SUGGESTED_LIMIT} episodes: {speed}"
+        if speed
+        else f"each of these plays {SUGGESTED_LIMIT} episodes",
     ]

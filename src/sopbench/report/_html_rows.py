@@ -36,6 +36,18 @@ class Row:
     balanced: Number
     baseline: bool
     ranked: bool
+    by_default: Number = Number("")  # the share of the row's passes with no well-formed action
+
+
+def by_default_number(outcomes: Sequence[Outcome]) -> Number:
+    """Passes by default among the passes (``-``: no pass, or a source that does not tell)."""
+    passes = [o for o in outcomes if o.passed]
+    known = [o for o in passes if o.by_default is not None]
+    if not passes or len(known) < len(passes):
+        return Number("-")
+    count = sum(1 for o in known if o.by_default)
+    share = count / len(passes)
+    return Number(f"{100 * share:.1f} ({count}/{len(passes)})", None, share, "passes with no well-formed action")
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
@@ -120,6 +132,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 balanced,
                 baseline,
                 lb_row.ranked,
+                by_default=by_default_number(outcomes),
             )
         )
     return rows

@@ -136,7 +136,8 @@ def build_leaderboard(
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
         row_of = {name: id(row) for row in rows for names in row.files.values() for name in names}
-        for score in scores:
+        floor_scores = [score for played in baselines.scores.values() for score in played]
+        for score in [*scores, *floor_scores]:  # the floors' rows too (refuse-all passes only by default)
             if score.source in row_of:
                 outcomes.setdefault(row_of[score.source], []).append(score.outcome())
     if on_problem is not None:

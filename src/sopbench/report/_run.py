@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from sopbench.scoring import Summary
@@ -23,6 +24,23 @@ class RunResult(Protocol):
     baselines: dict[str, Summary]
     usage: UsageSummary | None
 
+    @property
+    def protocol(self) -> Mapping[str, ProtocolKept]: ...
+
+
+class ProtocolKept(Protocol):
+    """How the agent kept the protocol in a domain (``sopbench.runner.ProtocolCounts``)."""
+
+    passed: int
+    passed_by_default: int
+    protocol_breaks: int
+    malformed_calls: int
+
+
+# Appended to the per-domain table: passes in which the agent made no well-formed action (of all
+# passes), replies that broke the text protocol (react, act-only), malformed tool calls.
+PROTOCOL_COLUMNS = ["passed by default", "protocol breaks", "malformed calls"]
+
 
 def run_tables(report: RunResult, agent: str) -> list[TextTable]:
     """The per-domain table of the agent's scored episodes, then the agent next to the baselines."""
@@ -30,7 +48,20 @@ def run_tables(report: RunResult, agent: str) -> list[TextTable]:
         f"{agent}: {report.completed} of {report.episodes} episodes scored (sound protocol), "
         f"{report.ran} run now, {report.skipped} already stored"
     )
-    tables = [summary_table(report.summary, title)]
+    table = summary_table(report.summary, title)
+    table.columns = [*table.columns, *PROTOCOL_COLUMNS]
+    for row in table.rows:
+        kept = report.protocol.get(row[0])
+        row += (
+            ["-"] * 3
+            if kept is None
+            else [
+                f"{kept.passed_by_default}/{kept.passed}",
+                str(kept.protocol_breaks),
+                str(kept.malformed_calls),
+            ]
+        )
+    tables = [table]
     if report.baselines:
         side = TextTable(
             "next to the two trivial baselines on the same tasks (first run)",

@@ -29,13 +29,15 @@ from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
 from ._manifest import TaskSet, task_digest, task_set_digest
-from ._outcome import Progress, RunInterrupted, RunReport
+from ._outcome import Progress, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
 from ._read import StoredEpisode, StoredRun, read_run_folder
 from ._record import episode_record, record_json
 from ._row import (
     COLUMN_TYPES,
+    DERIVED,
+    DERIVED_FIELDS,
     END_REASONS,
     EXPORT_FIELDS,
     EXPORTED_SETTINGS,
@@ -46,6 +48,8 @@ from ._row import (
     EndReason,
     EpisodeRow,
     Status,
+    passed_by_default,
+    protocol_breaks,
 )
 from ._run import run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
@@ -68,6 +72,10 @@ from ._store import (
 __all__ = [
     "COLUMN_TYPES",
     "EXPORT_FIELDS",
+    "DERIVED",
+    "DERIVED_FIELDS",
+    "passed_by_default",
+    "protocol_breaks",
     "EXPORTED_SETTINGS",
     "NOT_EXPORTED",
     "SETTINGS_AFTER",
@@ -112,6 +120,7 @@ __all__ = [
     "RunConfig",
     "RunConfigError",
     "RunReport",
+    "ProtocolCounts",
     "baseline_scores",
     "Store",
     "StoreError",

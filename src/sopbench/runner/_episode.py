@@ -153,7 +153,9 @@ async def run_episode(
                 calls = calls[:room]
             messages.append(_call_message(turn, calls))
             if turn.raw is not None:
-                result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw})
+                # the parser's problems with this reply: it broke the text protocol (counted per episode)
+                broke = {"problems": list(turn.problems)} if turn.problems else {}
+                result.raw_replies.append({"message": len(messages) - 1, "raw": turn.raw, **broke})
             if not calls:
                 if len(messages) >= limits.max_turns:
                     break

@@ -16,7 +16,7 @@ from ._config import RunConfigError
 from ._manifest import task_digest
 from ._plan import task_files
 from ._record import executed_messages, record_json
-from ._row import EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
+from ._row import DERIVED, DERIVED_FIELDS, EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
 from ._scoring import PUBLISHED_CHECKS
 from ._setup import task_ids
 from ._store import OnDamaged, Store, StoreError
@@ -38,7 +38,10 @@ def export_line(
     for name, column in EXPORT_FIELDS:
         if name in TIMING_FIELDS and not timings:
             continue
-        line[name] = reshaped[column] if column in reshaped else row[column]
+        if column == DERIVED:
+            line[name] = DERIVED_FIELDS[name](row)
+        else:
+            line[name] = reshaped[column] if column in reshaped else row[column]
         if name == SETTINGS_AFTER:
             line.update(ablations or {})
     line["usage"] = {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS}

@@ -13,6 +13,7 @@ from sopbench.scoring import Summary
 from sopbench.statistics import UsageSummary
 
 from ._manifest import TaskSet
+from ._row import passed_by_default, protocol_breaks
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -50,6 +51,27 @@ ProgressCallback = Callable[[Progress], None]
 
 
 @dataclass
+class ProtocolCounts:
+    """How the agent kept the protocol in the scored episodes of a domain (or of all): its passes, of
+    which by default (no well-formed action), its replies that broke the text protocol and its
+    malformed calls."""
+
+    passed: int = 0
+    passed_by_default: int = 0
+    protocol_breaks: int = 0
+    malformed_calls: int = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.passed += bool(row["passed"])
+        self.passed_by_default += bool(passed_by_default(row))
+        self.protocol_breaks += protocol_breaks(row)
+        self.malformed_calls += row["malformed_calls"] or 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+@dataclass
 class RunReport:
     output: Path
     episodes: int  # in the selection
@@ -73,6 +95,7 @@ class RunReport:
     # (--endpoint-slots), and took to be answered, over all episodes: apart from the episodes' own time.
     queue_s: float = 0.0
     model_s: float = 0.0
+    protocol: dict[str, ProtocolCounts] = field(default_factory=dict)  # by domain, and "all"
 
     @property
     def complete(self) -> bool:
@@ -102,4 +125,5 @@ class RunReport:
             "no_reply": dict(self.no_reply),
             "timed_out_requests": self.timed_out_requests,
             "request_time_s": {"queued": round(self.queue_s, 3), "model": round(self.model_s, 3)},
+            "protocol": {domain: counts.as_dict() for domain, counts in self.protocol.items()},
         }

@@ -12,6 +12,7 @@ is either exported or left out for a reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -60,7 +61,9 @@ class EpisodeRow:
     )
     final_database: dict[str, Any] | None = _column("JSON", "the database at the end", null=True)
     problems: list[Any] = _column("JSON", "malformed calls and replies, raw text kept")
-    raw_replies: list[dict[str, Any]] = _column("JSON", "{message, raw} for replies the agent parsed (ReAct text)")
+    raw_replies: list[dict[str, Any]] = _column(
+        "JSON", "{message, raw} for replies the agent parsed (ReAct text), with problems when one broke the protocol"
+    )
     malformed_calls: int = _column("INTEGER", "malformed calls")
     usage: dict[str, Any] = _column("JSON", "{prompt_tokens, completion_tokens} of the agent")
     user_usage: dict[str, Any] = _column("JSON", "{prompt_tokens, completion_tokens} of the user")
@@ -100,8 +103,10 @@ EXPORT_FIELDS: tuple[tuple[str, str], ...] = (
     ("tool_calls", "tool_calls"),
     ("final_database", "final_database"),
     ("verdict", "verdict"),
+    ("passed_by_default", "(derived)"),
     ("explanations", "explanations"),
     ("malformed_calls", "malformed_calls"),
+    ("protocol_breaks", "(derived)"),
     ("problems", "problems"),
     ("raw_replies", "raw_replies"),
     ("usage", "usage"),
@@ -127,6 +132,35 @@ NOT_EXPORTED: dict[str, str] = {
     "agent_steps": "messages hold the replies",
     "attempts": "how often an infra_error was retried is not a result",
     "finished_at": "a time, not a result",
+}
+
+
+# ---- fields derived from the columns (exported and summed up, never stored: one home per rule) -----
+DERIVED = "(derived)"  # the "column" of an export field computed from the stored columns
+
+
+def made_well_formed_action(row: Mapping[str, Any]) -> bool:
+    """The agent wrote at least one well-formed tool call (a known tool, arguments that fit it)."""
+    return any(call.get("problem") is None for call in row["tool_calls"] or ())
+
+
+def passed_by_default(row: Mapping[str, Any]) -> bool | None:
+    """A pass in which the agent made no well-formed action: it called no tool, or every call it
+    wrote was malformed (a refusal by silence or by broken replies). None when not scored."""
+    if row["passed"] is None:
+        return None
+    return bool(row["passed"]) and not made_well_formed_action(row)
+
+
+def protocol_breaks(row: Mapping[str, Any]) -> int:
+    """The agent's replies that broke the text protocol (react, act-only): parsed replies in which
+    the parser found a problem (no ``Action:`` line, no ``Action Input:``, an empty reply...)."""
+    return sum(1 for reply in row["raw_replies"] or () if reply.get("problems"))
+
+
+DERIVED_FIELDS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "passed_by_default": passed_by_default,
+    "protocol_breaks": protocol_breaks,
 }
 
 COLUMN_TYPES: dict[str, SqlType] = {f.name: f.metadata["sql"] for f in fields(EpisodeRow)}

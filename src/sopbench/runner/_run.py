@@ -23,7 +23,7 @@ from ._claim import claim, generated_seed
 from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError
 from ._manifest import TaskSet
-from ._outcome import Progress, ProgressCallback, RunInterrupted, RunReport
+from ._outcome import Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, plan_episodes, select_tasks
 from ._scored import EpisodePlayer, never_replied, play_row, row_score
 from ._store import STORE_NAME, RunLock, Store, open_existing
@@ -307,6 +307,7 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
     scored_tasks: dict[str, None] = {}
     timed_out = 0
     queue_s = model_s = 0.0
+    protocol: dict[str, ProtocolCounts] = {}
     for row in store.rows(on_damaged=damaged.append):
         if (row["task_id"], row["run"]) not in wanted:
             continue
@@ -321,6 +322,8 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         elif row["status"] == "completed":
             scores.append(row_score(row))
             scored_tasks[row["task_id"]] = None
+            for key in (row["domain"], "all"):
+                protocol.setdefault(key, ProtocolCounts()).add(row)
         else:
             infra += 1
             reasons.append(f"{row['task_id']} run {row['run']}: {row['reason']}")
@@ -340,4 +343,5 @@ def _report(config: RunConfig, store: Store, episodes: list[Episode], counts: Pr
         timed_out_requests=timed_out,
         queue_s=queue_s,
         model_s=model_s,
+        protocol=protocol,
     )

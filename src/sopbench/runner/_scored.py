@@ -15,7 +15,7 @@ from ._bounded import play_episode
 from ._config import RunConfig
 from ._episode import EpisodeResult, Limits
 from ._plan import Episode
-from ._row import EpisodeRow, read_verdict, stored_verdict
+from ._row import EpisodeRow, made_well_formed_action, read_verdict, stored_verdict
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup
 
@@ -197,6 +197,8 @@ def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None =
             latency_s=row["latency_s"],
         ),
         unverified=unverified,
+        # an Inspect log's score metadata holds no calls: whether a pass was by default is not known
+        by_default=bool(verdict["passed"]) and not made_well_formed_action(row) if "tool_calls" in row else None,
     )
 
 

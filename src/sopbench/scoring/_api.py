@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
 from sopbench.tasks import Task, task_digest
 from sopbench.traces import (
     Record,
+    Run,
     detect_output_format,
     iter_trajectory_files,
     parse_trajectory_file_name,
@@ -97,6 +98,9 @@ class RunScore:
     # of the same id the same task (``task_digest``).
     task: Task | None = field(default=None, compare=False, repr=False)
     stored_digest: str = field(default="", compare=False, repr=False)
+    # A pass in which the agent made no well-formed action (no call, or none with JSON-object
+    # arguments; a run folder's rows also know unknown tools and bad arguments); None: not known.
+    by_default: bool | None = field(default=None, compare=False)
 
     @property
     def task_digest(self) -> str:
@@ -143,6 +147,7 @@ class RunScore:
             self.usage,
             self.source,
             self.task_digest if with_digest else "",
+            self.by_default,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -277,7 +282,13 @@ def score_run(
         episode=score,
         task_id=task_id,
         task=record.task,
+        by_default=score.passed and not _made_well_formed_call(record.runs[run_index]),
     )
+
+
+def _made_well_formed_call(run: Run) -> bool:
+    """A recorded run in which the agent's environment executed a call with JSON-object arguments."""
+    return any(isinstance(call.arguments, Mapping) for call, _ in run.executed_calls())
 
 
 def score_record(record: Record, protocol: Protocol = SOUND, **options: Any) -> list[RunScore]:

@@ -73,6 +73,7 @@ class Outcome:
     usage: Usage | None = None
     source: str = ""
     task_digest: str = ""  # sha256 of the task's content ("" when unknown): same digest, same task
+    by_default: bool | None = None  # a pass with no well-formed action by the agent (None: not known)
 
     @property
     def first_failing_judgement(self) -> str | None:
