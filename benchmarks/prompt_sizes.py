@@ -32,8 +32,8 @@ import orjson
 
 from sopbench.agents.openai import build_system_prompt
 from sopbench.domains import PUBLISHED_DOMAINS
-from sopbench.runner import episode_setup, task_ids
-from sopbench.tasks import load_tasks
+from sopbench.runner import episode_setup
+from sopbench.tasks import load_tasks, task_ids
 
 CHARS_PER_TOKEN = 4.0
 VARIANTS = (("fc", False), ("react", False), ("react", True), ("act-only", False), ("act-only", True))

@@ -23,7 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 from sopbench.agents import NoUser, Replay
-from sopbench.runner import Limits, episode_setup, published_offer, run_episode, score_finished_episode
+from sopbench.domains import get_domain, published_offer
+from sopbench.runner import Limits, episode_setup, run_episode, score_finished_episode
 from sopbench.scoring import SOUND, ScoringError, load_records, score_run
 from sopbench.traces import detect_output_format, iter_trajectory_files
 
@@ -53,7 +54,7 @@ async def replay_file(path: Path, counts: Counter, differences: list[str], misal
                 )
                 continue
             task_id = f"{record.domain}/{record.task.goal}[record {record.index}]"
-            tools = published_offer(record.task, tool_list, answered)
+            tools = published_offer(get_domain(record.task.domain), record.task, tool_list, answered)
             setup = episode_setup(record.task, task_id, tool_list, 0, index, tool_names=tools)
             result = await run_episode(setup, Replay.of_run(recorded), NoUser(), Limits())
             if result.status != "completed":

@@ -45,6 +45,15 @@ def test_damaged_gzip_is_a_load_error_naming_the_file(tmp_path: Path, damage) ->
         read_json(path)
 
 
+def test_the_atomic_writer_refuses_what_the_output_guard_refuses(tmp_path):
+    from sopbench._io import atomic_file
+
+    store = tmp_path / "results.sqlite-wal"
+    store.write_bytes(b"committed rows")
+    with pytest.raises(ValueError, match="is a run's store journal"), atomic_file(store) as out:
+        out.write(b"")
+    assert store.read_bytes() == b"committed rows"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite-wal"]  # no temporary file left
 def test_a_gzip_bomb_is_a_load_error_and_never_inflated_whole(tmp_path, gzip_bomb):
     path = tmp_path / "bank" / "bomb.json.gz"
     path.parent.mkdir()

@@ -25,6 +25,7 @@ from typing import IO, Any, TypeAlias, cast
 import orjson
 
 from sopbench._json import MAX_FILE_BYTES, MAX_INFLATION_RATIO, JsonBoundError, decode_document, size_text
+from sopbench._outputs import refuse_output
 from sopbench.constraints import clip
 
 _zlib: ModuleType = zlib
@@ -120,7 +121,10 @@ def atomic_file(path: Path) -> Iterator[IO[bytes]]:
     (a hidden ``.part`` file), flushed to disk, given the mode a plain ``open(path, "w")`` would give
     (the existing file's, or 0666 less the umask), then renamed over it. On any error or interrupt the
     temporary file is removed and an existing file under that name is left as it was. Through a
-    symlink, the file it points to is replaced and the link kept. The one atomic writer of sopbench."""
+    symlink, the file it points to is replaced and the link kept. The one atomic writer of sopbench:
+    a path the output guard refuses (``sopbench._outputs.refuse_output``) raises ``OutputRefused``
+    before anything is written."""
+    refuse_output(path)
     path = path.resolve() if path.is_symlink() else path
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     temporary = Path(name)

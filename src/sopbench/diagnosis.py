@@ -94,7 +94,7 @@ def reference_calls(domain: Domain, task: Task, skipped: list[str] | None = None
     """
     skipped = skipped if skipped is not None else []
     oracle = task_oracle(domain, task)
-    offered = published_offer(domain)
+    offered = set(published_offer(domain))
     graph = task.directed_action_graph
     calls: list[Call] = []
     done: set[tuple[str, str]] = set()
@@ -147,7 +147,7 @@ def required_params(domain: Domain, tool: str) -> tuple[str, ...]:
 def _needed_tools(domain: Domain, task: Task) -> set[str]:
     """Helpers that verify the goal's SOP on every path: no alternative (Or, Gate) can replace them."""
     catalogue = domain.catalogue
-    offered = published_offer(domain)
+    offered = set(published_offer(domain))
 
     def in_process(expr: Expr) -> set[str]:
         if isinstance(expr, Single):

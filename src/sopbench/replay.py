@@ -91,16 +91,6 @@ class RunReplay:
         }
 
 
-def offered_tools(domain: Domain, record: Record, also_offered: Iterable[str] = ()) -> set[str]:
-    """The tools the simulator offered in this record's run.
-
-    ``tool_list`` "oracle" offered only the task graph's tools. ``also_offered`` adds tools the file
-    shows were answered although today's list omits them (older runs could call
-    ``internal_get_database``).
-    """
-    return published_offer(domain, record.task, record.setup.tool_list, also_offered)
-
-
 def answered_tools(records: Iterable[Record]) -> set[str]:
     """Tools that got a real answer (not "Error: Tool ... not found.") somewhere in these records."""
     answered: set[str] = set()
@@ -145,7 +135,9 @@ def replay_run(
     system = LenientSystem(
         domain, record.task.initial_database, record.task.constraint_parameters, atomic=False
     )
-    offered = offered_tools(domain, record, also_offered)
+    # ``also_offered``: tools the file shows were answered although today's list omits them (older
+    # runs could call ``internal_get_database``)
+    offered = set(published_offer(domain, record.task, record.setup.tool_list, also_offered))
     calls: list[tuple[str, Any]] = []
     recorded: list[str | None] = []
     errors: list[str] = []

@@ -225,11 +225,24 @@ def test_unparsable_react_reply_is_a_message_to_the_user_and_a_counted_problem()
     assert episode.ended_by == "agent"
 
 
-def test_a_no_action_call_in_fc_is_no_call():
-    with serve([Reply(content="Done.", tool_calls=(("None", "{}"),)), call("exit_conversation")]) as server:
-        episode = asyncio.run(drive(agent(server), bank_setup()))
-    assert not episode.turns[0].tool_calls and episode.turns[0].content == "Done."
-    assert episode.problems == []
+def test_a_no_action_call_in_fc_goes_to_the_runner_as_written():
+    """The runner reads "no action" calls, for every agent alike (tests/inspect_eval/test_no_action.py);
+    a reply of no text and only such a call is an empty reply, named as one."""
+
+    async def two_turns(server):
+        made = agent(server)
+        await made.start(bank_setup())
+        try:
+            opening = [{"role": "user", "content": "Hello"}]
+            return await made.act(opening), await made.act(opening)
+        finally:
+            await made.close()
+
+    with serve([Reply(content="Done.", tool_calls=((" None ", "{}"),)), Reply(tool_calls=(("N/A", "{}"),))]) as server:
+        told, empty = asyncio.run(two_turns(server))
+    assert told.content == "Done." and [(c.name, c.problem) for c in told.tool_calls] == [(" None ", None)]
+    assert told.problems == ()
+    assert empty.problems == ("empty reply: neither text nor a tool call",) and empty.raw is not None
 
 
 def test_a_model_that_never_exits_runs_into_the_message_limit():
@@ -273,17 +286,17 @@ def test_system_prompt_states_role_principles_and_each_actions_constraints():
 
 def test_system_prompt_lists_every_offered_action_of_a_published_task(published_tasks):
     from sopbench.agents import EpisodeSetup
-    from sopbench.domains import get_domain
+    from sopbench.domains import get_domain, published_offer
 
     bank = get_domain("bank")
     task = published_tasks("bank")[0]
-    tools = tuple(t.openai_schema() for t in bank.offered_tools())
+    tools = tuple(bank.tools[name].openai_schema() for name in published_offer(bank))
     setup = EpisodeSetup(
         "bank", "bank/x[0]", task, tools, {task.goal: task.constraints_original}, "full", 0, 0
     )
     prompt = build_system_prompt(setup, "act-only")
-    for tool in bank.offered_tools():
-        assert f"* {tool.name}" in prompt
+    for tool in published_offer(bank):
+        assert f"* {tool}" in prompt
     assert "{" + "username}" not in prompt.split("## Tools")[0]  # every template was filled
 
 
@@ -317,6 +330,14 @@ def test_parse_text_reply_variants(text, content, action, problem):
     parsed = parse_text_reply(text)
     assert (parsed.content, parsed.call) == (content, action)
     assert (problem is None and parsed.problems == ()) or any(problem in p for p in parsed.problems)
+
+
+def test_the_text_protocols_no_action_is_the_runners_rule_under_the_episodes_reading():
+    # "Action: **N/A**": the name is read without its markdown, then by domains.is_no_action
+    assert parse_text_reply("Thought: done\nAction: **N/A**\nAction Input: N/A").call is None
+    assert parse_text_reply("Action: None").call is None and parse_text_reply("Action: None").problems == ()
+    assert parse_text_reply("Action: null\nAction Input: {}").call == ("null", "{}")  # published: a tool
+    assert parse_text_reply("Action: null\nAction Input: {}", "wide").call is None
 
 
 _words = st.text(

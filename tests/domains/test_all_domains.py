@@ -18,7 +18,15 @@ import orjson
 import pytest
 
 from sopbench.constraints import Single, singles
-from sopbench.domains import EXIT_TOOL, PUBLISHED_DOMAINS, Domain, LenientSystem, get_domain, is_no_action
+from sopbench.domains import (
+    EXIT_TOOL,
+    PUBLISHED_DOMAINS,
+    Domain,
+    LenientSystem,
+    get_domain,
+    is_no_action,
+    published_offer,
+)
 from sopbench.tasks import Task
 from sopbench.traces import iter_records
 
@@ -127,7 +135,7 @@ def test_every_tool_has_the_published_signature(name: str) -> None:
 @all_domains
 def test_offered_tools_are_the_published_list_in_order(name: str) -> None:
     domain = domain_of(name)
-    offered = [tool.name for tool in domain.offered_tools()]
+    offered = published_offer(domain)
     assert offered == [tool for tool, sig in domain.catalogue.tools.items() if sig.offered]
     assert len(offered) == OFFERED_COUNTS[name]
     assert set(domain.tools) - set(offered) == NOT_OFFERED[name]
@@ -174,7 +182,7 @@ def _assert_property_schema(name: str, schema: dict[str, Any], where: str) -> No
 @all_domains
 def test_offered_tool_schemas_are_valid_function_schemas(name: str) -> None:
     domain = domain_of(name)
-    for tool in domain.offered_tools():
+    for tool in (domain.tools[offered] for offered in published_offer(domain)):
         schema = tool.openai_schema()
         assert orjson.loads(orjson.dumps(schema)) == json.loads(json.dumps(schema))  # plain JSON data
         assert schema["type"] == "function"
@@ -222,7 +230,7 @@ def test_arguments_that_are_not_a_json_object_are_error_text(name: str) -> None:
     domain = domain_of(name)
     system = LenientSystem(domain, untouched())
     huge = "x" * 1_000_000
-    for tool in (spec.name for spec in domain.offered_tools()):
+    for tool in published_offer(domain):
         not_json = f"Error: arguments of {tool} are not valid JSON"
         for arguments in ('{"username": "a"', "{", huge):
             _assert_refused(system, tool, arguments, lambda text, prefix=not_json: text.startswith(prefix))
@@ -234,7 +242,7 @@ def test_arguments_that_are_not_a_json_object_are_error_text(name: str) -> None:
 def test_missing_and_unexpected_arguments_read_like_the_published_system(name: str) -> None:
     domain = domain_of(name)
     system = LenientSystem(domain, untouched())
-    for tool in (spec.name for spec in domain.offered_tools()):
+    for tool in published_offer(domain):
         required = required_params(domain, tool)
         qualified = f"TypeError: {domain.system_name}.{tool}()"
         if required:

@@ -25,13 +25,13 @@ from sopbench.domains import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
     StrictSystem,
-    canonical_json,
     replay_calls,
     run_reference_path,
     tool_not_found_text,
 )
 from sopbench.domains.bank import DOMAIN
 from sopbench.domains.bank.state import CARDS_AS_SHIPPED, CREDIT_CARDS_OPTION, BankDatabase
+from sopbench.evaluation import canonical_json
 from sopbench.replay import ReplaySummary, replay_file
 from sopbench.tasks import Task
 

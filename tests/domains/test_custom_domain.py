@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.domains import StrictSystem, default_dependencies, get_domain
+from sopbench.domains import StrictSystem, default_dependencies, get_domain, published_offer
 from sopbench.domains import _registry as registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "custom-domain.md"
@@ -33,7 +33,7 @@ def test_the_example_domain_is_complete_and_registered(example):
     pharmacy = namespace["pharmacy"]
     assert pharmacy.validate() == []
     assert get_domain("pharmacy") is pharmacy
-    assert [t.name for t in pharmacy.offered_tools()] == ["verify_patient", "get_prescriptions", "check_stock", "dispense"]
+    assert published_offer(pharmacy) == ["verify_patient", "get_prescriptions", "check_stock", "dispense"]
 
 
 def test_the_page_prints_what_it_says(example):

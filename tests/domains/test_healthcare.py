@@ -24,9 +24,9 @@ from sopbench.domains import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
     StrictSystem,
-    canonical_json,
 )
 from sopbench.domains.healthcare import DOMAIN, HealthcareDatabase
+from sopbench.evaluation import canonical_json
 from sopbench.replay import ReplaySummary, replay_paths
 
 NOW = "2025-01-15T12:56:39"

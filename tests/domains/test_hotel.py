@@ -22,11 +22,12 @@ from sopbench.constraints import Single, parse
 from sopbench.domains import (
     LenientSystem,
     StrictSystem,
-    canonical_json,
+    published_offer,
     required_actions,
     run_reference_path,
 )
 from sopbench.domains.hotel import DOMAIN, HotelDatabase, new_session
+from sopbench.evaluation import canonical_json
 from sopbench.tasks import Task
 
 SOP_FILE = Path(hotel_package.__file__).with_name("sop.json")
@@ -140,7 +141,7 @@ def at(time: str) -> dict[str, Any]:
 
 def test_every_published_tool_is_offered_in_the_published_order():
     published_tools = [t["name"] for t in json.loads(SOP_FILE.read_text())["tools"]]
-    assert [t.name for t in DOMAIN.offered_tools()] == published_tools
+    assert published_offer(DOMAIN) == published_tools
     assert DOMAIN.tools["place_room_service_order"].signature.parameters["amount"].default is None
 
 

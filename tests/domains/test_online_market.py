@@ -23,9 +23,9 @@ from sopbench.domains import (
     SESSION_BEFORE_CREDENTIALS,
     LenientSystem,
     StrictSystem,
-    canonical_json,
 )
 from sopbench.domains.online_market import DOMAIN, OnlineMarketDatabase
+from sopbench.evaluation import canonical_json
 
 
 def shop() -> dict[str, Any]:

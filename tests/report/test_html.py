@@ -2,16 +2,13 @@
 opening from file:// with no console error and no request, its per-goal table sortable.
 
 Episodes come from the viewer's test helpers (generated bank tasks played by two built-in agents,
-and a trajectory file whose messages carry markup). ``SOPBENCH_SCREENSHOT_DIR=DIR`` also writes
-the README's image there (docs/report.png).
+and a trajectory file whose messages carry markup). The README's image, docs/report.png, is made by
+test_html_layout.py on the published runs.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "view"))
+sys.path.insert(0, str(Path(__file__).parent))
+from browser_helpers import needs_browser, report_in_chromium, requested_urls  # noqa: E402
 from viewer_helpers import IMAGE, LINK, SCRIPT, make_viewer_sources  # noqa: E402
 
 from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources  # noqa: E402
@@ -65,9 +64,10 @@ def test_the_numbers_are_the_librarys(sources, embedded):
     for row, lb_row in zip(embedded.rows, library.rows, strict=True):
         overall = lb_row.overall
         if overall.cases:
-            assert row.overall.text.startswith(f"{100 * overall.passed / overall.cases:.1f} ")
-            assert row.overall.text.endswith(f"({overall.cases})")
-            assert f">{row.overall.text}<" in embedded.html
+            assert row.overall.text == f"{100 * overall.passed / overall.cases:.1f}"
+            low, high = overall.ci95
+            assert row.interval == f"[{100 * low:.1f}–{100 * high:.1f}]" and row.cases == overall.cases
+            assert f">{row.overall.text}<" in embedded.html and f">{row.interval}<" in embedded.html
     for a, b, result in embedded.comparisons:
         assert result.overall.paired_runs > 0 and a.number < b.number
 
@@ -96,36 +96,17 @@ def test_the_verb_writes_one_file(sources, tmp_path):
     assert refused.returncode == 2 and "--protocol x" in refused.stderr
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.mark.skipif(
-    (CHROMIUM is None or CHROMEDRIVER is None) and os.environ.get("SOPBENCH_REQUIRE_BROWSER") != "1",
-    reason="chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)",
-)
+@needs_browser
 def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
-    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
 
-    page = tmp_path / "report.html"
-    page.write_text(embedded.html)
-    driver = start_chromium()
-    try:
-        driver.get(page.as_uri())
+    with report_in_chromium(start_chromium, embedded.html, tmp_path) as driver:
         assert not [line for line in driver.get_log("browser") if line["level"] in ("SEVERE", "WARNING")]
-        urls = [
-            json.loads(e["message"])["message"]["params"]["request"]["url"]
-            for e in driver.get_log("performance")
-            if json.loads(e["message"])["message"]["method"] == "Network.requestWillBeSent"
-        ]
+        urls = requested_urls(driver)
         assert urls and all(u.startswith("file://") or u.startswith("data:") for u in urls), urls
         assert driver.execute_script("return window.__injected === undefined")
         overall = driver.find_elements(By.CSS_SELECTOR, "#leaderboard-table td.overall")
         assert [c.text for c in overall] == [r.overall.text for r in embedded.rows]
-        wanted = os.environ.get("SOPBENCH_SCREENSHOT_DIR")
-        if wanted:
-            driver.save_screenshot(str(Path(wanted) / "report.png"))
 
         def rates() -> list[float]:
             cells = driver.find_elements(By.CSS_SELECTOR, "#goal-table tbody tr td:nth-child(5)")
@@ -137,5 +118,21 @@ def test_in_a_browser_from_file(embedded, tmp_path, start_chromium):
         header.click()
         assert rates() == sorted(rates(), reverse=True)
         assert not [line for line in driver.get_log("browser") if line["level"] == "SEVERE"]
-    finally:
-        driver.quit()
+
+
+def test_a_configuration_under_the_threshold_is_greyed_and_drawn_without_a_bar(embedded):
+    html = embedded.html
+    (few,) = [r for r in embedded.rows if not r.ranked and not r.baseline]  # the injected file: 3 runs
+    assert few.cases < embedded.leaderboard.min_cases
+    assert re.search(rf'<tr class="[^"]*apart[^"]*" data-row="{few.number}">', html)
+    domains = html[html.index('<figure id="fig-domains">') : html.index("</figure>", html.index('id="fig-domains"'))]
+    label = re.search(rf'<text style="[^"]*fill: (#[0-9a-f]{{6}})"[^>]*>{re.escape(few.name)}\s*<', domains)
+    assert label is not None and label[1] == "#9a9a9a"
+    others = [r for r in embedded.rows if r.ranked]
+    assert all(re.search(rf'fill: #222222"[^>]*>{re.escape(r.name)}\s*<', domains) for r in others)
+    # Bars are filled with their row's colour (its swatch in the table); the greyed row has none.
+    def colour(row) -> str:
+        return re.search(rf'data-row="{row.number}">.*?background: (#[0-9a-f]{{6}})', html, re.S)[1]
+
+    assert f"fill: {colour(few)}" not in domains
+    assert all(f"fill: {colour(r)}" in domains for r in others)

@@ -170,11 +170,21 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
 
 def test_a_bad_setting_is_a_usage_error(small_tasks, tmp_path):
     for args in (["--env-mode", "strict"], ["--constraint-format", "tree"], ["--default-sop", "none"],
-                 ["--tool-list", "oracle", "--default-sop", "required"]):
+                 ["--tool-list", "oracle", "--default-sop", "required"], ["--no-action", "loose"]):
         result = CliRunner().invoke(app, ["run", "--agent", "reference", "--tasks", str(small_tasks),
                                           "--output", str(tmp_path / "x"), *args])
         assert result.exit_code == 2, (args, result.output)
+        assert args[-2] in result.output and "\n" not in result.output.strip()  # one line naming it
     assert not (tmp_path / "x").exists()
+
+
+def test_the_wide_no_action_reading_is_part_of_the_runs_identity(small_tasks, tmp_path):
+    common = ["--agent", "reference", "--tasks", str(small_tasks), "--domain", "bank", "--limit", "1",
+              "--no-baselines", "--output", str(tmp_path / "r")]  # fmt: skip
+    assert CliRunner().invoke(app, ["run", *common, "--no-action", "wide"]).exit_code == 0
+    again = CliRunner().invoke(app, ["run", *common])
+    assert again.exit_code == 2 and 'no_action: "wide" stored' in again.output
+    assert CliRunner().invoke(app, ["run", *common, "--no-action", "wide"]).exit_code == 0
 
 
 def test_program_mode_runs_are_scored_against_the_strict_system_they_talked_to(small_tasks, tmp_path):

@@ -65,9 +65,11 @@ def test_the_summary_table_shows_the_counts(tmp_path):
             app, [*RUN, "--base-url", server.url, "--tool-mode", "act-only", "--output", str(tmp_path / "t")]
         )
     assert result.exit_code == 0, result.output
-    header = next(line for line in result.stdout.splitlines() if line.startswith("| domain"))
-    assert header.rstrip(" |").endswith("passed by default | protocol breaks | malformed calls")
-    total = next(line for line in result.stdout.splitlines() if line.startswith("| all"))
+    # The protocol's counts are a table of their own: beside the rates they would not fit 100 columns.
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "passed by default" in line and line.startswith("| domain"))
+    assert lines[start].rstrip(" |").endswith("passed by default | protocol breaks | malformed calls")
+    total = next(line for line in lines[start:] if line.startswith("| all"))
     cells = [cell.strip() for cell in total.strip("|").split("|")]
     by_default, passed = cells[-3].split("/")
     assert by_default == passed and int(cells[-2]) > 0 and cells[-1] == "0"

@@ -403,15 +403,19 @@ def test_run_refuses_an_output_that_is_its_store(small_tasks, tmp_path):
     folder = tmp_path / "run"
     run(_config(folder, small_tasks, limit=1))
     before = _snapshot(folder)
-    for companion in ("results.sqlite", "results.sqlite-wal", "results.sqlite-journal"):
+    for companion, what in (
+        ("results.sqlite", "a run's store"),
+        ("results.sqlite-wal", "a run's store journal (wal)"),
+        ("results.sqlite-journal", "a run's store journal (journal)"),
+    ):
         result = _cli(
             "run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--limit", "1",
             "--problems", folder / companion,
         )
         assert result.exit_code == 2
         assert _first_line(result) == (
-            f"error: --problems {folder / companion} is also an input (the run's store); writing it would "
-            "destroy the input: choose another output name"
+            f"error: --problems {folder / companion}: is {what}; writing it could destroy stored episodes: "
+            "choose another name"
         )
     assert _snapshot(folder) == before
     assert os.path.getsize(folder / "results.sqlite") > 0

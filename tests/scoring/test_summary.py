@@ -155,3 +155,21 @@ def test_summary_reports_intervals_and_pass_hat_k_over_repeated_runs() -> None:
     assert data["pass_hat_k"] == {"1": pytest.approx(2 / 3), "2": pytest.approx(1 / 3), "3": 0.0}
     assert data["pass_at_k_first"] == {"1": 1.0, "2": 1.0, "3": 1.0}
     assert data["tasks_with_k"] == {"1": 1, "2": 1, "3": 1}
+
+
+def test_a_split_rate_is_clustered_over_exactly_the_runs_it_counts() -> None:
+    # One task id expected to succeed in one pooled source and to be refused in another: each split
+    # rate's interval must still be about that rate (the report draws rate - low as an error bar).
+    from dataclasses import replace
+
+    runs = [
+        replace(_score("bank", passed, should, run=run), task_id="bank/7")
+        for should, outcomes in ((True, (True, True, False)), (False, (False, False, True)))
+        for run, passed in enumerate(outcomes)
+    ]
+    summary = summarize(runs).overall
+    for rate in (summary.succeed_rate, summary.refuse_rate, summary.rate):
+        assert sum(p for p, _ in rate.per_task) == rate.passed
+        assert sum(n for _, n in rate.per_task) == rate.total
+        low, high = rate.ci95
+        assert low <= rate.rate <= high

@@ -275,7 +275,7 @@ def test_file_level_errors(tmp_path: Path) -> None:
 def test_iter_all_tasks_refuses_a_domain_twice(tmp_path: Path) -> None:
     write_task_file(tmp_path, "bank_tasks.json", {})
     write_task_file(tmp_path, "bank_tasks.json.gz", {}, compress=True)
-    with pytest.raises(LoadError, match="two task files for domain bank"):
+    with pytest.raises(LoadError, match="holds both bank_tasks.json and bank_tasks.json.gz: remove one"):
         list(iter_all_tasks(tmp_path))
 
 

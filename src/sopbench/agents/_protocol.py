@@ -13,10 +13,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sopbench.constraints import Expr
 from sopbench.tasks import Task
+
+if TYPE_CHECKING:
+    from sopbench.domains import NoActionReading
 
 Message = Mapping[str, Any]  # one chat-completions message (see the module docstring)
 
@@ -95,7 +98,8 @@ class EpisodeSetup:
     ``env_mode``: ``prompt`` (the constraints are listed for the agent), ``program`` (the environment
     enforces them and nothing is listed: ``sops`` is empty) or ``guard`` (listed, and a runtime guard
     refuses unverified service calls); ``constraint_format``: how a listing words them (``structured``
-    or the published ``old`` numbered list).
+    or the published ``old`` numbered list); ``no_action``: how the runner reads a call's name as "no
+    action" (``sopbench.domains.is_no_action``), which an agent parsing text replies reads them with.
     """
 
     domain: str
@@ -110,6 +114,7 @@ class EpisodeSetup:
     verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
     env_mode: str = "prompt"
     constraint_format: str = "structured"
+    no_action: NoActionReading = "published"
 
 
 class AgentInfraError(Exception):

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import orjson
-
+from sopbench.evaluation import canonical_json
 from sopbench.tasks import Task
 from sopbench.traces import LoadError, Record, Run, iter_records
 
@@ -31,7 +30,7 @@ from ._protocol import (
 def task_key(task: Task) -> tuple[str, str, str, bytes]:
     """What identifies a task across task files and trajectory records."""
     try:
-        database = orjson.dumps(task.initial_database, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        database = canonical_json(task.initial_database)
     except TypeError:
         database = repr(task.initial_database).encode()
     return (task.domain, task.goal, task.user_prompt, database)

@@ -185,7 +185,7 @@ def _run_body(
         return EXIT_PARTIAL if job.problems else EXIT_OK
     except UserError as exc:
         _show_traceback(errors)
-        errors.print(f"error: {exc}", markup=False)
+        errors.print(f"{exc.kind}: {exc}", markup=False)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         _ignore_further_interrupts()

@@ -66,7 +66,7 @@ def diagnose(
             domains = select_domains(tasks)
         except ValueError as exc:
             raise UserError(f"--tasks {tasks}: {exc}") from None
-        job.inputs([tasks_dir], "--tasks-dir")
+        job.inputs([tasks_dir], "--tasks-dir", contents=True)
         task_list = read_tasks("--tasks-dir", tasks_dir, lambda: load_domain_tasks(tasks_dir, domains))
         if not task_list:
             job.nothing_to_do(f"the task files in {tasks_dir} for {', '.join(domains)} hold no task")

@@ -79,6 +79,8 @@ def export(
         if output is not None and str(output) == "-":
             raise UserError("--output -: --format sopbench writes a folder of files; name a folder")
         trajectories_folder = job.output_folder(output or folder / "trajectories", new_folders=True)
+        if tasks is not None:  # checked before the store is read (the store's default: once it is)
+            job.inputs([tasks], "--tasks", contents=True)
     try:
         store = open_existing(folder)
     except StoreError as exc:
@@ -124,9 +126,8 @@ def _export_trajectories(
     from sopbench.runner import StoreError, default_tasks_path, export_sopbench
 
     task_path = tasks or default_tasks_path(store)
-    job.inputs([task_path], "--tasks")
-    if task_path.is_dir():
-        job.inputs(sorted(task_path.iterdir()), "--tasks", must_exist=False)
+    if tasks is None:
+        job.inputs([task_path], "--tasks", contents=True)
 
     def declare(files: list[Path]) -> None:
         for file in files:

@@ -11,7 +11,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import UserError, current_job, out_console
+from ._job import Job, UserError, current_job, out_console
 from ._progress import generation_progress
 
 DomainOption = Annotated[str, typer.Option(metavar="NAME", help="A domain, comma-separated domains, or all.")]
@@ -78,6 +78,7 @@ def generate(
     from sopbench.domains import select_domains
     from sopbench.generation import generate as generate_tasks
     from sopbench.report import summarise_generation
+    from sopbench.tasks import LoadError
 
     job = current_job()
     try:
@@ -85,14 +86,7 @@ def generate(
     except ValueError as exc:
         raise UserError(f"--domain: {exc}") from None
     names, wanted = _with_goals(names, goals)
-    if compare is not None:
-        job.inputs([compare], "--compare")
-        if compare.is_dir():
-            job.inputs(sorted(compare.iterdir()), "--compare", must_exist=False)
-    job.output_folder(output)
-    for name in names:  # the files it writes: none may be an input, --problems, or each other
-        job.output(output / f"{name}_tasks.json", new_folders=True)
-        job.output(output / f"{name}_coverage.json", new_folders=True)
+    _declare_paths(job, compare, output, names)
     with generation_progress(job, len(names)) as on_goal:
         try:
             done = generate_tasks(
@@ -101,6 +95,8 @@ def generate(
             )
         except KeyError as exc:  # a custom domain without a world database, say
             raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None
+        except LoadError as exc:  # a --compare file that cannot be read
+            raise UserError(f"--compare {compare}: {exc}") from None
     summary = summarise_generation(done, compared=compare is not None)
     for line in summary.unrealisable:
         job.problem(line, kind="unrealisable")
@@ -125,3 +121,29 @@ def _with_goals(domains: list[str], goals: str | None) -> tuple[list[str], list[
         return select_goals(domains, wanted), wanted
     except ValueError as exc:
         raise UserError(f"--goals: {exc}") from None
+
+
+def _declare_paths(job: Job, compare: Path | None, output: Path, names: list[str]) -> None:
+    """The --compare files (a folder with two forms of one domain's file is refused now, before any
+    file is written) and the files generation writes: none may be an input, --problems, or each
+    other; and none may land beside the other form of a domain's task file (``bank_tasks.json.gz``),
+    which a run would then have to choose between (every reader refuses such a folder)."""
+    from sopbench.tasks import LoadError, domain_task_files
+
+    if compare is not None:
+        job.inputs([compare], "--compare", contents=True)
+        try:
+            if compare.is_dir():
+                domain_task_files(compare)
+        except LoadError as exc:
+            raise UserError(f"--compare {compare}: {exc}") from None
+    job.output_folder(output)
+    for name in names:
+        job.output(output / f"{name}_tasks.json", new_folders=True)
+        job.output(output / f"{name}_coverage.json", new_folders=True)
+        other = output / f"{name}_tasks.json.gz"
+        if other.exists() or other.is_symlink():
+            raise UserError(
+                f"--output {output}: holds {other.name}; {name}_tasks.json beside it would be a second task "
+                f"file for {name}: remove {other.name} or choose another folder"
+            )

@@ -5,7 +5,6 @@ written; outputs written whole or not at all; the problems it met; what it has f
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -19,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sopbench._io import atomic_file
+from sopbench._outputs import OutputRefused, path_kind, protected_by, refuse_inputs, refuse_output, same_file
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1  # finished, but inputs were skipped or there was nothing to do
@@ -30,11 +30,13 @@ STDOUT = "-"
 
 
 class UserError(Exception):
-    """A mistake the user can fix: printed as one line (no traceback), exit ``exit_code``."""
+    """A mistake the user can fix: printed as one line ``<kind>: <message>`` (no traceback), exit
+    ``exit_code``; ``kind="nothing to do"`` (exit 1) when the inputs hold nothing to work on."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE, *, kind: str = "error") -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.kind = kind
 
 
 def out_console() -> Console:
@@ -55,30 +57,6 @@ def current_job() -> Job:
     if job is None:
         raise RuntimeError("no sopbench verb is running")
     return job
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """True when two spellings name one file (symlinks, ``..``, hard links)."""
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
-
-
-def _kind(path: Path) -> str:
-    """What a path that is not a regular file is, for messages."""
-    mode = path.stat().st_mode
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISCHR, "a device"),
-        (stat.S_ISBLK, "a device"),
-        (stat.S_ISFIFO, "a named pipe"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISREG, "a file"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 @dataclass(frozen=True)
@@ -110,21 +88,33 @@ class Job:
     _folders: list[tuple[Path, str]] = field(default_factory=list)
 
     # -- declaring inputs and outputs (before anything is written) --------------------------------
-    def inputs(self, paths: Iterable[Path], option: str = "argument", *, must_exist: bool = True) -> None:
+    def inputs(
+        self,
+        paths: Iterable[Path],
+        option: str = "argument",
+        *,
+        must_exist: bool = True,
+        contents: bool = False,
+    ) -> None:
         """Declare files or folders the verb reads; each must exist (``must_exist=False`` for files
-        listed from folders, which the reader reports itself). No output may be one of them: declare
-        the files found inside input folders too, so that none of them can be overwritten."""
+        listed from folders, which the reader reports itself). No output may be one of them, nor the
+        store of a run folder among them (``protected_by``); ``contents``: nor any file directly inside
+        a folder among them (a folder of task files). Declare the files a verb finds deeper inside
+        input folders too, so that none of them can be overwritten."""
         for path in paths:
             path = Path(path)
             if must_exist and not path.exists():
                 raise UserError(f"{option} {path}: no such file or folder")
             if path.exists() and not os.access(path, os.R_OK):
                 raise UserError(f"{option} {path}: not readable (check its permissions)")
-            self._inputs.append((path, option))
+            declared = [(path, option), *((p, "the run's store") for p in protected_by(path)[1:])]
+            if contents and path.is_dir():
+                declared += [(p, option) for p in sorted(path.iterdir()) if not p.is_dir()]
+            self._inputs += declared
             for target in self._outputs:
-                self._refuse_overlap(target, path, option)
+                self._refuse(target, declared, inputs_only=True)
             for folder, folder_option in self._folders:
-                if path.is_dir() and _same_file(folder, path):
+                if path.is_dir() and same_file(folder, path):
                     raise UserError(
                         f"{folder_option} {folder} is also an input folder ({option}); writing into it "
                         "could destroy the input: choose another output folder"
@@ -148,14 +138,13 @@ class Job:
         else:
             target = OutputTarget(Path(path), option)
             self._check_writable(target, new_folders)
-            for input_path, input_option in self._inputs:
-                self._refuse_overlap(target, input_path, input_option)
+            self._refuse(target, self._inputs)
         for other in self._outputs:
             if other.path is None and target.path is None:
                 raise UserError(
                     f"{other.option} and {option} both write to standard output; name a file for one"
                 )
-            if other.path is not None and target.path is not None and _same_file(other.path, target.path):
+            if other.path is not None and target.path is not None and same_file(other.path, target.path):
                 raise UserError(f"{other.option} and {option} name the same file {target.path}")
         self._outputs.append(target)
         return target
@@ -166,13 +155,13 @@ class Job:
         input. Declare each file written inside it with ``output(..., new_folders=True)`` too."""
         path = Path(path)
         if path.exists() and not path.is_dir():
-            raise UserError(f"{option} {path}: is {_kind(path)}; name a folder")
+            raise UserError(f"{option} {path}: is {path_kind(path)}; name a folder")
         if not path.exists() and not path.parent.is_dir() and not new_folders:
             raise UserError(f"{option} {path}: folder {path.parent} does not exist (create it first)")
         if path.exists() and not os.access(path, os.W_OK | os.X_OK):
             raise UserError(f"{option} {path}: folder is not writable (choose another place)")
         for input_path, input_option in self._inputs:
-            if input_path.is_dir() and _same_file(path, input_path):
+            if input_path.is_dir() and same_file(path, input_path):
                 raise UserError(
                     f"{option} {path} is also an input folder ({input_option}); writing into it could "
                     "destroy the input: choose another output folder"
@@ -186,8 +175,6 @@ class Job:
         assert path is not None
         if path.is_dir():
             raise UserError(f"{option} {path}: is a folder; name a file inside it")
-        if path.exists() and not path.is_file():  # a device, a pipe or a socket is never replaced
-            raise UserError(f"{option} {path}: is {_kind(path)}, not a file; name a regular file")
         folder = path.parent
         if new_folders:  # folders the verb creates: the nearest existing one must take them
             while not folder.exists() and folder != folder.parent:
@@ -202,14 +189,15 @@ class Job:
             raise UserError(f"{option} {path}: the file is read-only (choose another name)")
 
     @staticmethod
-    def _refuse_overlap(target: OutputTarget, input_path: Path, input_option: str) -> None:
+    def _refuse(target: OutputTarget, inputs: list[tuple[Path, str]], *, inputs_only: bool = False) -> None:
+        """The output guard (``refuse_output``, or only its check against ``inputs``), as one line
+        naming the option."""
         if target.path is None:
             return
-        if _same_file(target.path, input_path):
-            raise UserError(
-                f"{target.option} {target.path} is also an input ({input_option}); "
-                "writing it would destroy the input: choose another output name"
-            )
+        try:
+            (refuse_inputs if inputs_only else refuse_output)(target.path, inputs)
+        except OutputRefused as exc:
+            raise UserError(f"{target.option} {exc}") from None
 
     # -- writing ----------------------------------------------------------------------------------
     @contextmanager
@@ -225,6 +213,8 @@ class Job:
         stack = ExitStack()
         try:
             handle = stack.enter_context(atomic_file(path))
+        except OutputRefused as exc:  # the guard again, as the file is written: nothing was written
+            raise UserError(f"{target.option} {exc}") from None
         except OSError as exc:  # the place refuses the file: nothing was written
             raise UserError(f"{target.option} {path}: cannot write ({exc.strerror or exc})") from exc
         try:
@@ -288,4 +278,3 @@ class Job:
     def finish(self, text: str) -> None:
         """Say what is finished (shown if the user interrupts what comes next)."""
         self.done = text
-

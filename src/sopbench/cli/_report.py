@@ -1,19 +1,35 @@
-"""``sopbench report``: one self-contained HTML file."""
+"""``sopbench report``: one self-contained HTML file, or a static site (``--site``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from sopbench.report import HtmlReport
+
 from ._app import app
 from ._contract import verb
-from ._job import UserError, current_job, err_console
+from ._job import Job, OutputTarget, UserError, current_job, err_console
 from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of, rank_choices
-from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors
+from ._sources import baseline_tasks, find_sources, no_episode, nothing_found, run_folder_errors
 
-OutputOption = Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", metavar="FILE", show_default=False, help="The HTML file to write."),
+]
+SiteOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--site",
+        metavar="DIR",
+        show_default=False,
+        help="Write a static site instead: DIR/index.html (the report) and a page per episode, opened "
+        "on demand; serve DIR from any static host or open index.html from disk. Replaces an earlier site.",
+    ),
+]
 PricesOption = Annotated[
     Path | None,
     typer.Option(
@@ -24,7 +40,11 @@ PricesOption = Annotated[
 ]
 EmbedEpisodes = Annotated[
     bool,
-    typer.Option("--embed-episodes", help="Draw the episodes inside the file; numbers link to them there."),
+    typer.Option(
+        "--embed-episodes",
+        help="Draw the episodes inside the file; numbers link to them there (a few hundred at most: "
+        "above that, --site).",
+    ),
 ]
 TasksDir = Annotated[
     Path | None,
@@ -50,24 +70,27 @@ ViewerUrl = Annotated[
 
 @verb(
     app,
-    epilog="Example: sopbench report ../shared/sopbench/trajectories runs/reference --output report.html",
+    epilog="Examples: sopbench report ../shared/sopbench/trajectories runs/reference --output report.html ; "
+    "sopbench report ../shared/sopbench/trajectories --site report-site",
 )
 def report(
     sources: Sources,
-    output: OutputOption,
+    output: OutputOption = None,
     protocol: ProtocolName = "sound",
     prices: PricesOption = None,
     embed_episodes: EmbedEpisodes = False,
+    site: SiteOption = None,
     tasks_dir: TasksDir = None,
     viewer_url: ViewerUrl = "http://127.0.0.1:8765/",
     rank_by: RankBy = "pass",
 ) -> None:
-    """One self-contained HTML file: leaderboard, figures, paired comparisons, per-goal table.
+    """One self-contained HTML file: leaderboard, figures, paired comparisons, per-goal table; or,
+    with --site, a static folder of it and of every episode.
 
     Works offline from a file:// URL (no network request); every number links to the episodes
-    behind it in sopbench view, or, with --embed-episodes, inside the file. The refuse-all and
-    no-verify floors are played on the sources' own tasks and ranked where they score; the unit of
-    every interval and test is the task.
+    behind it in sopbench view, or, with --embed-episodes, inside the file, or, with --site, to
+    pages of the site. The refuse-all and no-verify floors are played on the sources' own tasks and
+    ranked where they score; the unit of every interval and test is the task.
     """
     try:
         from sopbench.report import build_html_report
@@ -77,11 +100,12 @@ def report(
         ) from None
 
     job = current_job()
+    _check_viewer_url(viewer_url)
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
     price_table = price_table_of(prices)
     choice("--rank-by", rank_by, rank_choices())
     found = find_sources(sources)
-    target = job.output(output, stdout_ok=False)
+    target, folder = _targets(job, output, site, embed_episodes)
     tasks = baseline_tasks(tasks_dir)
     if not len(found):
         nothing_found(sources, target)
@@ -90,9 +114,56 @@ def report(
         built = build_html_report(
             found.files, chosen, run_folders=found.run_folders, tasks=tasks,
             tasks_source="the task files given" if tasks is not None else "", prices=price_table,
-            embed_episodes=embed_episodes, viewer_url=viewer_url, rank_by=rank_by, progress=advance,
-            on_problem=job.problem,
+            embed_episodes=embed_episodes, site=folder is not None, viewer_url=viewer_url, rank_by=rank_by,
+            progress=advance, on_problem=job.problem,
+            on_warning=lambda text: err_console().print(text, markup=False),
         )
+    if built.episodes == 0:
+        no_episode(sources, target if target is not None else folder)
+        return
+    if target is None:
+        assert folder is not None  # _targets gives one of the two
+        _write_site(job, folder, built)
+        return
     job.finish(f"{built.episodes} runs reported in {target}")
     job.write_text(target, built.html)
     err_console().print(f"wrote {target} ({len(built.html.encode()) // 1024} KiB)", markup=False)
+
+
+def _targets(job: Job, output: Path | None, site: Path | None, embed: bool) -> tuple[OutputTarget | None, Path | None]:
+    """The file (--output) or the folder (--site) to write: exactly one of them."""
+    if (output is None) == (site is None):
+        raise UserError("name where to write: --output FILE or --site DIR (one of them)")
+    if site is None:
+        return job.output(output, stdout_ok=False), None
+    if embed:
+        raise UserError("--embed-episodes and --site: a site already holds every episode as a page; drop one")
+    return None, job.output_folder(site, "--site", new_folders=True)
+
+
+def _write_site(job: Job, folder: Path, built: HtmlReport) -> None:
+    from sopbench.report import SiteError, write_site
+
+    assert built.pages is not None
+    job.finish(f"{built.episodes} runs reported in the site {folder}")
+    with job.progress(built.embedded, "drew", unit="episodes") as advance:
+        try:
+            pages = write_site(folder, built.pages, advance)
+        except SiteError as exc:
+            raise UserError(f"--site {exc}") from None
+    err_console().print(f"wrote {folder}: {pages} pages; open {folder / 'index.html'}", markup=False)
+
+
+def _check_viewer_url(url: str) -> None:
+    """Every number of the report links there: an http(s) address only (a ``javascript:`` or
+    ``data:`` link would run or show whatever it holds when a reader clicks a number)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise UserError(f"--viewer-url {url}: not a URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"--viewer-url {url}: give an http:// or https:// address (where sopbench view serves the sources)"
+        )

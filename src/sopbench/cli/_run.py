@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ._ablations import ConstraintFormat, DefaultSop, EnvMode, NoAction, ShuffleTools
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job, err_console, out_console
+from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
 from ._next import next_steps
 from ._options import AsJson, price_table_of, published_tasks, what_is
 from ._progress import EpisodeProgress, default_task_set
@@ -56,17 +57,22 @@ Limit = Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the fi
 Concurrency = Annotated[int, typer.Option(min=1, metavar="N", help="Episodes played at once.")]
 RunsOption = Annotated[int, typer.Option(min=1, metavar="K", help="Runs per task (at most 1,000).")]
 SeedOption = Annotated[int, typer.Option(metavar="S", help="Run seed, 0 to 2**63-1 (each episode derives its own).")]
+# No default here: a limit not given is the published one (``sopbench.domains.MAX_MESSAGES`` /
+# ``MAX_CALLS``, the run configuration's defaults), written once; the CLI never imports the domains
+# just to show it.
 MaxTurns = Annotated[
-    int,
+    int | None,
     typer.Option(
         min=1,
         metavar="N",
+        show_default=False,
         help="Message limit, checked before each reply as published (20): no reply is asked for once "
         "the transcript holds N messages; the answers to the last reply's calls may take it past N.",
     ),
 ]
 MaxActions = Annotated[
-    int, typer.Option(min=1, metavar="N", help="Executed calls per episode (published: 10).")
+    int | None,
+    typer.Option(min=1, metavar="N", show_default=False, help="Executed calls per episode (published: 10)."),
 ]
 EpisodeTimeout = Annotated[
     float, typer.Option(min=0.001, metavar="SECONDS", help="After this an episode is an infra_error.")
@@ -153,21 +159,7 @@ PricesOption = Annotated[
         help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
     ),
 ]
-EnvMode = Annotated[
-    str,
-    typer.Option(
-        metavar="MODE",
-        help="prompt (constraints listed; lenient system), program (the environment enforces them; no "
-        "listing, no internal_* tools) or guard (listed, and unverified service calls are not executed).",
-    ),
-]
-ShuffleTools = Annotated[bool, typer.Option(help="Shuffle the offered tools (seeded per episode).")]
-ConstraintFormat = Annotated[
-    str, typer.Option(metavar="FORMAT", help="How constraints are listed: structured or old (numbered).")
-]
-DefaultSop = Annotated[
-    str, typer.Option(metavar="OPTION", help="The SOP of the non-goal actions: full or required.")
-]
+Wide = Annotated[bool, typer.Option("--wide", help="Tables with every count and interval (over 100 columns).")]
 PluginOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -196,8 +188,8 @@ def run(
     concurrency: Concurrency = 8,
     runs: RunsOption = 1,
     seed: SeedOption = 0,
-    max_turns: MaxTurns = 20,
-    max_actions: MaxActions = 10,
+    max_turns: MaxTurns = None,
+    max_actions: MaxActions = None,
     episode_timeout: EpisodeTimeout = 600.0,
     base_url: BaseUrl = None,
     model: ModelOption = None,
@@ -224,8 +216,10 @@ def run(
     shuffle_tools: ShuffleTools = False,
     constraint_format: ConstraintFormat = "structured",
     default_sop: DefaultSop = "full",
+    no_action: NoAction = None,
     plugin: PluginOption = None,
     as_json: AsJson = False,
+    wide: Wide = False,
 ) -> None:
     """Run an agent on tasks: one episode per task and run, scored, stored and resumable.
 
@@ -265,15 +259,15 @@ def run(
     config = _run_config(
         domains=domain, agent=agent, agent_options=agent_options, user=user, user_options=user_options,
         tasks=tasks, output=output, tool_list=tool_list, limit=limit,
-        concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
-        max_actions=max_actions, episode_timeout=None if people else episode_timeout, baselines=baselines,
+        concurrency=1 if people else concurrency, runs=runs, seed=seed, **_given(max_turns=max_turns,
+        max_actions=max_actions, no_action=no_action), episode_timeout=None if people else episode_timeout, baselines=baselines,
         env_mode=env_mode, shuffle_tools=shuffle_tools, constraint_format=constraint_format,
         default_sop=default_sop,
     )
     report = _play(job, config, show_progress=not people)  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
-    _show_run(job, report, agent, as_json)
+    _show_run(job, report, model or agent, as_json, wide=wide)
 
 
 def _check_published_domains(domain: str) -> None:
@@ -293,7 +287,7 @@ def _declare_paths(
     from sopbench.runner import store_files
 
     if tasks is not None:
-        job.inputs([tasks], "--tasks")
+        job.inputs([tasks], "--tasks", contents=True)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
         if path is not None:
             job.inputs([path], option)
@@ -315,7 +309,7 @@ def _run_config(**settings: Any) -> RunConfig:
 def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
     first (with its own progress bar) when no --tasks is given, once every option is checked."""
-    from sopbench.runner import RunConfigError, StoreError
+    from sopbench.runner import NoTaskToPlay, RunConfigError, StoreError
     from sopbench.runner import run as run_agents
 
     try:
@@ -324,12 +318,15 @@ def _play(job: Job, config: RunConfig, *, show_progress: bool) -> RunReport:
             default_task_set(job)  # built now; the run plays it (tasks None)
         with EpisodeProgress(job, show=show_progress) as progress:
             return run_agents(config, progress=progress.update)
+    except NoTaskToPlay as exc:  # no run folder was made
+        raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (RunConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
 
 
-def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
-    """The summary (one JSON document, or the task set and the tables), then what went wrong."""
+def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: bool = False) -> None:
+    """The summary (one JSON document, or the task set and the tables), then what went wrong.
+    ``agent``: what the tables call the agent's row (its model when one was named)."""
     from sopbench.report import run_tables
 
     job.finish(f"{report.completed} of {report.episodes} episodes stored in {report.output}")
@@ -340,9 +337,8 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool) -> None:
     else:
         if report.task_set is not None:
             out_console().print(report.task_set.describe(), markup=False)
-        for table in run_tables(report, agent):
+        for table in run_tables(report, agent, wide=wide):
             table.print(out_console())
-        out_console().print("database / permission / procedure: failed episodes per judgement", markup=False)
         for line in next_steps(report.output):
             out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:

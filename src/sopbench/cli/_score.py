@@ -30,7 +30,13 @@ from ._options import (
     price_table_of,
     rank_choices,
 )
-from ._sources import baseline_tasks, find_sources, nothing_found, run_folder_errors, runs_to_jsonl
+from ._sources import (
+    baseline_tasks,
+    find_sources,
+    nothing_found,
+    run_folder_errors,
+    runs_to_jsonl,
+)
 
 RunsOption = Annotated[
     str,
@@ -199,6 +205,8 @@ def leaderboard(
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
         err_console().print(named, markup=False)
+    if not report.scores:  # the table (its floors, if any) is written, but nothing was ranked: exit 1
+        job.nothing_to_do(f"no episode to score in {', '.join(str(p) for p in paths)}")
     job.finish("every file was scored")
     job.write_text(target, render_leaderboard(report, output_format))
     if not target.is_stdout:

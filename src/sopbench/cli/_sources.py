@@ -86,6 +86,12 @@ def nothing_found(paths: list[Path], target: OutputTarget | None = None) -> None
     current_job().nothing_to_do(f"no trajectory file (.json, .json.gz) in {names}{untouched}")
 
 
+def no_episode(paths: list[Path], target: OutputTarget | Path | None) -> None:
+    """The sources were read but hold no episode to score (empty files, a run that played none)."""
+    names = ", ".join(str(p) for p in paths)
+    current_job().nothing_to_do(f"no episode to score in {names}; {target} not written")
+
+
 def json_line(data: object) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS) + b"\n"
 
@@ -110,7 +116,7 @@ def baseline_tasks(tasks_dir: Path | None) -> list[Task] | None:
 
     if tasks_dir is None:
         return None
-    current_job().inputs([tasks_dir], "--tasks-dir")
+    current_job().inputs([tasks_dir], "--tasks-dir", contents=True)
     return read_tasks("--tasks-dir", tasks_dir, lambda: list(iter_all_tasks(tasks_dir)))
 
 

@@ -10,11 +10,12 @@ import typer
 
 from ._app import app
 from ._contract import verb
-from ._job import Job, UserError, current_job
+from ._job import EXIT_PARTIAL, Job, UserError, current_job
 from ._options import what_is
 
 if TYPE_CHECKING:
-    from sopbench.sweep import SweepReport
+    from sopbench.runner import RunReport
+    from sopbench.sweep import Configuration, SweepReport
 
 File = Annotated[
     Path, typer.Argument(metavar="SWEEP.toml", help="The sweep file (a matrix of configurations).")
@@ -68,14 +69,9 @@ def sweep(
     target = job.output(None, "stdout")
     report = _run(job, file, output, executor, address)
     assert report.leaderboard is not None
-    incomplete = [name for name, r in report.reports.items() if not r.complete]
-    for name in incomplete:
-        job.problem(
-            f"{name}: {report.reports[name].infra_errors} episodes in infra_error (run the same command to retry)",
-            kind="infra_error",
-        )
     job.finish(f"{len(report.reports)} configurations in {output}")
     job.write_text(target, render_leaderboard(report.leaderboard, output_format))
+    _name_incomplete(job, report.reports)
 
 
 def _run(job: Job, file: Path, output: Path, executor: str, address: str | None) -> SweepReport:
@@ -83,7 +79,7 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
     each configuration has stored."""
     from contextlib import nullcontext
 
-    from sopbench.runner import RunConfigError, RunInterrupted, StoreError
+    from sopbench.runner import NoTaskToPlay, RunConfigError, RunInterrupted, StoreError
     from sopbench.sweep import (
         RayUnavailable,
         SweepDisplay,
@@ -100,11 +96,43 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
     try:
         sweep_file = read_sweep(file)
         configurations = expand(sweep_file, output, str(file))
+        _declare_stores_and_tasks(job, configurations)
         cluster = ray_player(address) if executor == "ray" else nullcontext(None)
         with cluster as player, SweepDisplay(sys.stderr, planned_episodes(configurations)) as display:
             return run_sweep(configurations, display, player, concurrency=sweep_file.concurrency)
     except RunInterrupted as exc:
         job.finish(stored_when_interrupted(exc, configurations))
         raise
+    except NoTaskToPlay as exc:  # no run folder was made
+        raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
+
+
+def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> None:
+    """Each configuration's store and the task files it plays are inputs: no output may replace them
+    (``--problems`` naming a configuration's store or a task file is refused before any episode)."""
+    from sopbench.runner import store_files
+
+    for configuration in configurations:
+        job.inputs(
+            store_files(configuration.config.output), f"configuration {configuration.name}", must_exist=False
+        )
+    for tasks in sorted({c.config.tasks for c in configurations if c.config.tasks is not None}):
+        job.inputs([tasks], "the sweep file's tasks", contents=True)
+
+
+def _name_incomplete(job: Job, reports: dict[str, RunReport]) -> None:
+    """A problem line for each configuration with infra_errors; after the leaderboard, one error line
+    (exit 2) when an endpoint refused a configuration (a wrong key), naming the infra_errors too."""
+    refused = [f"{name}: {r.refused}" for name, r in reports.items() if r.refused is not None]
+    retry = [
+        f"{name}: {r.infra_errors} episodes in infra_error"
+        for name, r in reports.items()
+        if r.refused is None and (r.infra_errors or not r.complete)
+    ]
+    if refused:
+        also = f"; also {'; '.join(retry)} (the same command retries them)" if retry else ""
+        raise UserError(f"the sweep stopped: {'; '.join(refused)} (fix it, then run the same command){also}")
+    for line in retry:
+        job.problem(f"{line} (run the same command to retry)", kind="infra_error")

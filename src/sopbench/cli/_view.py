@@ -80,6 +80,7 @@ def view(
     price_table = price_table_of(prices)
     try:
         units = source_files(sources)
+        job.inputs(units, "SOURCE", must_exist=False)  # each file read: no output may replace it
         sock = bind(host, port)
     except SourceError as exc:
         raise UserError(str(exc)) from None

@@ -7,8 +7,6 @@ Every domain, the seven published ones included, is a ``Domain`` built with the 
 See docs/custom-domain.md for a worked example.
 """
 
-from sopbench.evaluation import canonical_json
-
 from ._catalogue import Catalogue, ToolSignature, parameter_problem
 from ._derive import (
     DependencyOption,
@@ -59,8 +57,10 @@ from ._simulator import (
     MAX_MESSAGES,
     NEVER_OFFERED,
     NO_ACTION_NAMES,
+    NO_ACTION_READINGS,
     PLACEHOLDER_NAMES,
     TOOL_LISTS,
+    NoActionReading,
     ToolList,
     full_offer,
     graph_tools,
@@ -93,6 +93,8 @@ __all__ = [
     "MAX_MESSAGES",
     "NEVER_OFFERED",
     "NO_ACTION_NAMES",
+    "NO_ACTION_READINGS",
+    "NoActionReading",
     "PLACEHOLDER_NAMES",
     "TOOL_LISTS",
     "ToolList",
@@ -126,7 +128,6 @@ __all__ = [
     "ToolSignature",
     "ToolSpec",
     "action_graph",
-    "canonical_json",
     "cold_derivations",
     "default_action_graphs",
     "default_dependencies",

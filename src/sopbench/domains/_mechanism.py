@@ -246,14 +246,6 @@ class Domain:
         return register
 
     # ---- queries -----------------------------------------------------------------------------
-    def offered_tools(self) -> list[ToolSpec]:
-        """The tools an agent is given, in the published order."""
-        order = list(self.catalogue.tools)
-        return sorted(
-            (t for t in self.tools.values() if t.offered),
-            key=lambda t: order.index(t.name) if t.name in order else len(order),
-        )
-
     def is_read_only(self, tool: str) -> bool:
         spec = self.tools.get(tool)
         return spec is not None and spec.kind is ToolKind.READ

@@ -25,6 +25,13 @@ NO_ACTION_NAMES = frozenset({"none", "n/a"})
 # simulator's no-action names and two more spellings models write for them.
 PLACEHOLDER_NAMES = frozenset({"n/a", "na", "none", "null"})
 
+# How a call's name is read as "no action" (a run setting, recorded in its manifest when not the
+# default): ``published``, the simulator's rule (``NO_ACTION_NAMES`` in any case, nothing else; a call
+# of "null" or " N/A " is answered "Error: Tool ... not found."), or ``wide``: also the evaluator's
+# other placeholders (``PLACEHOLDER_NAMES``) and the empty name, spaces around any of them ignored.
+NoActionReading = Literal["published", "wide"]
+NO_ACTION_READINGS: tuple[str, ...] = ("published", "wide")
+
 # The published loop's limits: messages in the transcript (the opening included) and answered calls.
 MAX_MESSAGES = 20
 MAX_CALLS = 10
@@ -39,8 +46,12 @@ TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
 NEVER_OFFERED = frozenset({"internal_get_database"})
 
 
-def is_no_action(name: str) -> bool:
-    """Whether a call of ``name`` makes its message a message without calls (the simulator's rule)."""
+def is_no_action(name: str, reading: NoActionReading = "published") -> bool:
+    """Whether a call of ``name`` makes its message a message without calls, under ``reading``
+    (default: the simulator's rule). The runner applies it to every agent's replies; an agent that
+    parses text replies reads its ``Action:`` line with it and the episode's reading."""
+    if reading == "wide":
+        return name.strip().lower() in PLACEHOLDER_NAMES or not name.strip()
     return name.lower() in NO_ACTION_NAMES
 
 
@@ -56,21 +67,29 @@ def graph_tools(task: Task) -> set[str]:
 
 def published_offer(
     domain: Domain, task: Task | None = None, tool_list: str | None = "full", also: Iterable[str] = ()
-) -> set[str]:
-    """The tools the published simulator offered: the domain's offered tools (``ToolSpec.offered``),
-    only the task graph's under ``tool_list`` "oracle", plus ``also`` (tools of the domain an older
-    recording shows were offered, such as ``internal_get_database``)."""
-    offered = {name for name, spec in domain.tools.items() if spec.offered}
-    if tool_list == "oracle" and task is not None:
-        offered &= graph_tools(task)
-    return offered | (set(also) & set(domain.tools))
+) -> list[str]:
+    """The tools the published simulator offered, in its prompt order: the domain's offered tools
+    (``ToolSpec.offered``), only the task graph's under ``tool_list`` "oracle", plus ``also`` (tools of
+    the domain an older recording shows were offered, such as ``internal_get_database``)."""
+    extra = set(also)
+    graph = graph_tools(task) if tool_list == "oracle" and task is not None else None
+    names = [
+        name
+        for name, spec in domain.tools.items()
+        if name in extra or (spec.offered and (graph is None or name in graph))
+    ]
+    return _in_prompt_order(domain, names)
 
 
 def full_offer(domain: Domain) -> list[str]:
     """sopbench's ``full`` tool list: every tool an agent may call, in the published prompt order."""
-    order = list(domain.catalogue.tools)
-    names = [name for name in domain.tools if name not in NEVER_OFFERED]
-    return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+    return _in_prompt_order(domain, [name for name in domain.tools if name not in NEVER_OFFERED])
+
+
+def _in_prompt_order(domain: Domain, names: list[str]) -> list[str]:
+    # the catalogue's order (the published prompt's); tools it does not list come last, as found
+    order = {name: position for position, name in enumerate(domain.catalogue.tools)}
+    return sorted(names, key=lambda name: order.get(name, len(order)))
 
 
 def sopbench_offer(domain: Domain, task: Task, tool_list: str) -> list[str]:

@@ -16,7 +16,7 @@ import orjson
 
 from sopbench._io import write_atomically
 from sopbench.domains import PUBLISHED_DOMAINS, get_domain
-from sopbench.tasks import load_tasks
+from sopbench.tasks import domain_task_files, load_tasks
 
 from ._compare import Comparison, compare, difficulty
 from ._coverage import DomainTasks
@@ -40,10 +40,7 @@ def published_file(compare_path: Path, domain: str) -> Path | None:
     """The published task file of ``domain`` at ``compare_path`` (a file, or a folder of them)."""
     if compare_path.is_file():
         return compare_path if compare_path.name.startswith(f"{domain}_tasks.json") else None
-    for name in (f"{domain}_tasks.json.gz", f"{domain}_tasks.json"):
-        if (compare_path / name).is_file():
-            return compare_path / name
-    return None
+    return domain_task_files(compare_path).get(domain)  # both forms of the file: LoadError
 
 
 def generate(

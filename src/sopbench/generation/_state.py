@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from sopbench.constraints import Expr, Single
+from sopbench.evaluation import canonical_json
 
 
 class GoalCall(Single):
@@ -35,9 +36,7 @@ class State:
         return State(self.db, self.params, {**self.known, **changes})
 
     def fingerprint(self) -> bytes:
-        return orjson.dumps(
-            [self.db, self.params, self.known], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-        )
+        return canonical_json([self.db, self.params, self.known])
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from math import comb
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -28,6 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sopbench.agents import Usage, user_factory
 from sopbench.constraints import dump
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES, NO_ACTION_READINGS, NoActionReading
 from sopbench.runner import (
     Limits,
     RunConfig,
@@ -90,6 +91,15 @@ def load_samples(
     return samples, {task_id: sop_task for sop_task, task_id in selected}
 
 
+def no_action_reading(value: str) -> NoActionReading:
+    """The ``no_action`` task parameter, checked (``-T no_action=wide``)."""
+    if value not in NO_ACTION_READINGS:
+        raise SopbenchTaskError(
+            f"sopbench task: no_action must be one of {', '.join(NO_ACTION_READINGS)}, not {value!r}"
+        )
+    return cast("NoActionReading", value)
+
+
 @task(name="sopbench")
 def sopbench(
     domain: str = "all",
@@ -98,22 +108,42 @@ def sopbench(
     seed: int = 0,
     user: str = "none",
     limit: int | None = None,
-    max_turns: int = 20,
-    max_actions: int = 10,
+    max_turns: int = MAX_MESSAGES,
+    max_actions: int = MAX_CALLS,
+    no_action: str = "published",
 ) -> Task:
     """SOPBench: does the model follow each action's standard operating procedure?
 
     ``domain``: one domain, a comma list or ``all``; ``tasks``: a task file or folder, or
     ``generated`` (the default generated set); ``user``: ``none`` (the published loop's fixed
     replies) or ``llm`` (the model role ``user`` plays the customer); ``limit``: the first N tasks of
-    each domain. ``--epochs K`` plays each task K times; the ``pass_hat`` reducer gives pass^k."""
+    each domain; ``no_action``: how a call's name is read as "no action", as ``sopbench run
+    --no-action`` (``published`` or ``wide``). ``--epochs K`` plays each task K times; the
+    ``pass_hat`` reducer gives pass^k."""
+    no_action_reading(no_action)  # a bad value is named before the tasks are loaded
     samples, by_id = load_samples(domain, tasks, tool_list, limit)
     return Task(
         dataset=MemoryDataset(samples, name=f"sopbench-{domain}"),
-        solver=sopbench_agent(by_id, tool_list=tool_list, seed=seed, user=user, limits=Limits(max_turns, max_actions)),
+        solver=sopbench_agent(
+            by_id,
+            tool_list=tool_list,
+            seed=seed,
+            user=user,
+            limits=Limits(max_turns, max_actions),
+            no_action=no_action,
+        ),
         scorer=sopbench_scorer(by_id, tool_list=tool_list, user=user),
         epochs=Epochs(1, [mean_score(), pass_hat()]),
-        metadata={"sopbench": {"domain": domain, "tool_list": tool_list, "tasks": tasks, "seed": seed, "user": user}},
+        metadata={
+            "sopbench": {
+                "domain": domain,
+                "tool_list": tool_list,
+                "tasks": tasks,
+                "seed": seed,
+                "user": user,
+                "no_action": no_action,
+            }
+        },
     )
 
 
@@ -125,11 +155,13 @@ def sopbench_agent(
     seed: int = 0,
     user: str = "none",
     limits: Limits | None = None,
+    no_action: str = "published",
 ) -> Solver:
     """Plays each sample's episode with the runner's loop: the evaluated model as the agent (native
     tool calling, our system prompt), ``user`` as the user; the episode is kept in the sample's store."""
     user_side = user_factory(user) if user != "llm" else InspectModelUser
     limits = limits or Limits()
+    reading = no_action_reading(no_action)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task_id = str(state.sample_id)
@@ -142,6 +174,7 @@ def sopbench_agent(
             episode_seed(seed, task_id, run),
             run,
             offer_exit=not getattr(user_side, "holds_exit", False),
+            no_action=reading,
         )
         agent = InspectModelAgent()
         token = CURRENT_SETUP.set(setup)

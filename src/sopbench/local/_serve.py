@@ -18,19 +18,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-# llama-cpp-python renders the tools into the prompt and parses the model's calls back only with a
-# function-calling chat format; this one wraps ChatML, the template of SmolLM2 (and of Qwen and many
-# other instruction models). It renders tools only when the request carries `tool_choice`, which the
-# `openai` agent sends in `fc` mode.
-CHAT_FORMAT = "chatml-function-calling"
-# Our react / act-only system prompts with the full tool list reach about 12 K tokens in this
-# server's rendering (fc about 5 K); 16 K holds them with room for a short episode. A model trained
-# on less (SmolLM2: 8 K) still answers, less well, past its trained length.
+from ._build import last_line
+from ._handler import CHAT_FORMAT, REQUEST_LOG_ENV
+
+# sopbench's own chat format (``_handler``): the model's chat template unescaped, tool results shown,
+# tool calls constrained to the tools' schemas, max_tokens kept in every tool-choice mode.
+# The first request of the react / act-only prompts with the full tool list is 3-7 K tokens (fc
+# about as much); 16 K holds them with room for an episode. A model trained on less (SmolLM2: 8 K)
+# still answers, less well, past its trained length.
 DEFAULT_CTX = 16384
 DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180.0
+CHECK_TIMEOUT_S = 180.0
+SUGGESTED_LIMIT = 5
 STOP_TIMEOUT_S = 10.0
 # What `python -m llama_cpp.server` imports beyond llama_cpp itself (the `server` extra).
+SERVER_MODULE = "sopbench.local.llama_server"
 SERVER_MODULES = (
     "llama_cpp",
     "uvicorn",
@@ -40,16 +43,9 @@ SERVER_MODULES = (
     "pydantic_settings",
 )
 EXTRA_HINT = "pip install 'sopbench[local-llm]'"
-# pip builds llama.cpp for the CPU it builds on (-march=native); on CPUs with AMX that build crashes
-# at the first request (llama.cpp's AMX matrix code, seen with 0.3.36). The portable flags below
-# (AVX2, no AMX) run on any x86-64 CPU of the last decade; they are what .ci/run builds with.
-PORTABLE_CMAKE_ARGS = (
-    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"
-)
-REBUILD_HINT = (
-    f'rebuild it with CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall --no-cache-dir '
-    "--no-deps llama-cpp-python"
-)
+# What fixes a llama.cpp that crashes here: a build with portable CPU flags (``sopbench local build``).
+REBUILD_HINT = "rebuild llama.cpp for any x86-64 CPU with: sopbench local build"
+CRASH_SIGNALS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
 
 
 class LocalServerError(Exception):
@@ -88,7 +84,7 @@ def server_command(gguf: Path, port: int, ctx: int, threads: int, model_name: st
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        SERVER_MODULE,
         "--model", str(gguf),
         "--model_alias", model_name,
         "--host", "127.0.0.1",
@@ -151,6 +147,7 @@ class LocalServer:
         threads: int | None = None,
         model_name: str | None = None,
         keep_log: bool = False,
+        request_log: Path | None = None,
     ) -> None:
         self.gguf = Path(gguf)
         self.port = port
@@ -158,6 +155,7 @@ class LocalServer:
         self.threads = threads or default_threads()
         self.model_name = model_name or model_name_of(self.gguf)
         self.keep_log = keep_log
+        self.request_log = request_log
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
 
@@ -176,9 +174,39 @@ class LocalServer:
                 f"llama-cpp-python's server is not installed (no {', '.join(missing)}): {EXTRA_HINT}"
             )
 
+    def check_command(self) -> list[str]:
+        """The command that loads the model with llama.cpp and generates two tokens, then exits 0."""
+        return [sys.executable, "-m", SERVER_MODULE, "--check", str(self.gguf)]
+
+    def check_library(self, timeout: float = CHECK_TIMEOUT_S) -> None:
+        """Run llama.cpp once in a process of its own (``check_command``): a build whose CPU code does
+        not run here dies there, and is named with its fix, before the server starts."""
+        try:
+            done = subprocess.run(
+                self.check_command(), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise LocalServerError(
+                f"llama.cpp did not load {self.gguf.name} within {timeout:.0f} s (a check before serving it)"
+            ) from None
+        if done.returncode == 0:
+            return
+        last = last_line(done.stderr.decode(errors="replace")) or last_line(
+            done.stdout.decode(errors="replace")
+        )
+        if done.returncode in tuple(-s for s in CRASH_SIGNALS):
+            raise LocalServerError(
+                f"llama.cpp crashed on this CPU ({signal.Signals(-done.returncode).name}) while loading "
+                f"{self.gguf.name}: {REBUILD_HINT}"
+            )
+        raise LocalServerError(
+            f"llama.cpp cannot load {self.gguf.name} (exit {done.returncode}): {last or '(it wrote nothing)'}"
+        )
+
     def start(self, ready_timeout: float = READY_TIMEOUT_S) -> LocalServer:
         self.check_installed()
         _check_gguf(self.gguf)
+        self.check_library()
         if self.port == 0:
             self.port = _free_port()
         else:
@@ -186,8 +214,12 @@ class LocalServer:
         handle, name = tempfile.mkstemp(prefix="sopbench-serve-local-", suffix=".log")
         self.log_path = Path(name)
         with os.fdopen(handle, "wb") as log:
+            env = {**os.environ}
+            if self.request_log is not None:
+                env[REQUEST_LOG_ENV] = str(self.request_log.resolve())
             self.process = subprocess.Popen(
                 self.command(),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -226,10 +258,9 @@ class LocalServer:
         if self.log_path is None:
             return "(no log)"
         try:
-            lines = [line for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
+            return last_line(self.log_path.read_text(errors="replace")) or "(the server wrote nothing)"
         except OSError:
             return "(no log)"
-        return lines[-1].strip()[:300] if lines else "(the server wrote nothing)"
 
     def stop(self) -> None:
         """End the server's process group and wait for it; safe to call twice."""
@@ -255,7 +286,7 @@ class LocalServer:
             with contextlib.suppress(ValueError):
                 what = f"signal {signal.Signals(-code).name}"
         line = f"the server exited by itself ({what}): {self.last_log_line()}"
-        if code in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS):
+        if code in tuple(-s for s in CRASH_SIGNALS):
             line += f"; llama.cpp crashed: {REBUILD_HINT}"
         return line
 
@@ -290,9 +321,11 @@ def describe(
         "run against it (in another terminal; no API key is needed; it answers one request at a time):",
         *(
             f"  sopbench run --agent openai --base-url {server.base_url} "
-            f"--model {server.model_name} --tool-mode {mode} --endpoint-slots 1 --domain university --limit 5 "
-            f"--output runs/local-{mode}"
+            f"--model {server.model_name} --tool-mode {mode}{' --compact-tools' if mode != 'fc' else ''} "
+            f"--endpoint-slots 1 --domain university --limit {SUGGESTED_LIMIT} --output runs/local-{mode}"
             for mode in tool_modes
         ),
-        f"each of these plays 5 episodes: {speed}" if speed else "each of these plays 5 episodes",
+        f"each of these plays {SUGGESTED_LIMIT} episodes: {speed}"
+        if speed
+        else f"each of these plays {SUGGESTED_LIMIT} episodes",
     ]

@@ -17,7 +17,7 @@ from ._compare import COMPARE_FORMATS, CompareError, CompareReport, compare_sour
 from ._diagnosis import DiagnosisReport, load_domain_tasks, run_diagnosis
 from ._evaluation import ConfigurationReport, EvaluationReport, configuration_reports, evaluate_files
 from ._generation import GenerationSummary, generation_table, summarise_generation
-from ._html import DEFAULT_VIEWER_URL, HtmlReport, build_html_report
+from ._html import DEFAULT_VIEWER_URL, EMBED_WARN_AT, HtmlReport, build_html_report
 from ._leaderboard import (
     DEFAULT_MIN_CASES,
     LeaderboardReport,
@@ -28,6 +28,7 @@ from ._leaderboard_text import LEADERBOARD_FORMATS, comparison_tables, render_le
 from ._prices import read_prices
 from ._replay import ReplayReport, replay_files
 from ._run import RunResult, run_tables
+from ._site import SITE_MARK, SiteError, SitePage, episode_page_path, write_site
 from ._sources import (
     RunFolder,
     RunFolderError,
@@ -48,6 +49,12 @@ from ._table import (
 
 __all__ = [
     "DEFAULT_VIEWER_URL",
+    "EMBED_WARN_AT",
+    "SITE_MARK",
+    "SiteError",
+    "SitePage",
+    "episode_page_path",
+    "write_site",
     "GenerationSummary",
     "HtmlReport",
     "build_html_report",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from sopbench.scoring import Protocol
 from sopbench.statistics import JUDGEMENT_NAMES, PairedComparison, summarize_usage
 from sopbench.tasks import Task
 
+from ._compare import _p_text
 from ._html_figures import figures_of
 from ._html_numbers import Links
 from ._html_page import (
@@ -37,22 +38,29 @@ from ._html_page import (
     jinja_environment,
     page_stylesheet,
     policy,
+    site_pages,
 )
 from ._html_rows import (
-    ALL_PAIRS_UP_TO,
     BASELINES,
     Row,
     comparison_numbers,
+    difference_number,
     failure_table,
+    floor_comparisons,
     goal_table,
     html_rows,
     paired_comparisons,
 )
 from ._leaderboard import LeaderboardReport, build_leaderboard
+from ._site import SitePage
 
-__all__ = ["DEFAULT_VIEWER_URL", "HtmlReport", "build_html_report"]
+__all__ = ["DEFAULT_VIEWER_URL", "EMBED_WARN_AT", "HtmlReport", "build_html_report"]
 
 DEFAULT_VIEWER_URL = "http://127.0.0.1:8765/"  # where ``sopbench view`` listens by default
+
+EMBED_WARN_AT = 300  # embedded episodes above which the verb warns and suggests --site
+EMBEDDED_EPISODE_BYTES = 9_000  # about what one embedded episode adds to the file (published runs)
+
 
 @dataclass
 class HtmlReport:
@@ -63,7 +71,9 @@ class HtmlReport:
     rows: list[Row]
     comparisons: list[tuple[Row, Row, PairedComparison]]
     episodes: int  # agents' runs behind the rows
-    embedded: int  # episodes drawn inside the file
+    embedded: int  # episodes drawn inside the file (or as pages of the site)
+    floors: list[tuple[Row, list[PairedComparison | None]]] = field(default_factory=list)
+    pages: Iterator[SitePage] | None = None  # with ``site``: every page, the index first, made when read
 
 
 def build_html_report(
@@ -75,15 +85,22 @@ def build_html_report(
     tasks_source: str = "",
     prices: Mapping[str, tuple[float, float]] | None = None,
     embed_episodes: bool = False,
+    site: bool = False,
     viewer_url: str = DEFAULT_VIEWER_URL,
     rank_by: str = "pass",
     progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    embed_warn_at: int = EMBED_WARN_AT,
 ) -> HtmlReport:
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
     (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
     the sources' own tasks, ``sopbench.runner.source_baselines``; ``tasks_source`` says where they
-    came from, for the captions) and ranked where they score (``rank_by``)."""
+    came from, for the captions) and ranked where they score (``rank_by``).
+
+    Numbers link to the viewer at ``viewer_url``; with ``embed_episodes``, to lists of episodes
+    drawn inside the file (``on_warning`` is told when there are more than ``embed_warn_at``); with
+    ``site``, to the pages of a static site (``HtmlReport.pages``, written by ``write_site``)."""
     report = build_leaderboard(
         files,
         protocol,
@@ -97,17 +114,25 @@ def build_html_report(
         on_problem=on_problem,
     )
     agent_scores = [s for s in report.scores if s.source not in BASELINES]
-    embedded_episodes = episodes_to_embed(agent_scores, run_folders, on_problem) if embed_episodes else None
+    shown = embed_episodes or site
+    episodes = episodes_to_embed(agent_scores, run_folders, on_problem) if shown else None
+    if embed_episodes and episodes is not None and len(episodes) > embed_warn_at and on_warning is not None:
+        on_warning(
+            f"--embed-episodes: {len(episodes)} episodes make a file of about "
+            f"{len(episodes) * EMBEDDED_EPISODE_BYTES / 1e6:.0f} MB, slow to open; --site DIR shares them "
+            "as pages opened one at a time"
+        )
     links = Links(
         viewer_url,
-        None
-        if embedded_episodes is None
-        else {(e.score.source, e.score.task_key, e.score.run): e.id for e in embedded_episodes},
+        None if episodes is None else {(e.score.source, e.score.task_key, e.score.run): e.id for e in episodes},
+        group_page="lists/{}.html" if site else "#{}",
     )
     hat_ks = report.hat_ks
     rows = html_rows(report, links)
     agents = [r for r in rows if not r.baseline and r.outcomes]
+    floors = [r for r in rows if r.baseline and r.outcomes]
     comparisons = paired_comparisons(agents)
+    against_floors = floor_comparisons(agents, floors)
     tasks_text = tasks_source or report.baseline_tasks
     runs = len(agent_scores)
     task_count = len({s.task_key for s in agent_scores})
@@ -128,11 +153,12 @@ def build_html_report(
     ]
     from sopbench.view import episode_view
 
+    from ._plots import colour_of
+
     embedded_views: Iterator[tuple[str, Any]] | None = None
-    if embedded_episodes is not None:
-        embedded_views = ((f"e{e.id}-", episode_view(e)) for e in embedded_episodes)
+    if embed_episodes and episodes is not None:
+        embedded_views = ((f"e{e.id}-", episode_view(e)) for e in episodes)
     environment = jinja_environment()
-    style = page_stylesheet()
     html = environment.get_template("report.html").render(
         protocol=report.protocol,
         what=what,
@@ -142,24 +168,35 @@ def build_html_report(
         rows=rows,
         figures=figures,
         comparisons=comparison_rows,
-        all_pairs=len(agents) <= ALL_PAIRS_UP_TO,
+        floors=[r.label for r in floors],
+        against_floors=[(row, [None if c is None else difference_number(c, interval=False) for c in results], results)
+                        for row, results in against_floors],
         goal_rows=goal_rows,
         failure_rows=failure_rows,
         judgements=JUDGEMENT_NAMES,
         usage_rows=usage_rows,
         priced=prices is not None,
         embedded=embedded_views,
+        site=site,
         groups=list(links.groups.values()),
-        episode_titles={} if embedded_episodes is None else {e.id: episode_title(e) for e in embedded_episodes},
+        episode_titles={} if not embed_episodes or episodes is None else {e.id: episode_title(e) for e in episodes},
         viewer_url=viewer_url,
-        style=style,
+        style=page_stylesheet(),
         script=SORT_SCRIPT,
         policy=policy(),
         min_cases=report.min_cases,
+        colour=colour_of,
+        p_text=_p_text,
         artefacts=Counter(name for score in agent_scores for name in score.artefacts),
     )
+    pages = None
+    if site and episodes is not None:
+        goals = environment.get_template("site_goals.html").render(
+            goal_rows=goal_rows, protocol=report.protocol, what=what, script=SORT_SCRIPT, root="",
+            policy=policy(linked_styles=True),
+        )
+        index = [SitePage("index.html", html), SitePage("goals.html", goals)]
+        pages = site_pages(index, episodes, list(links.groups.values()), environment, report.protocol)
     return HtmlReport(
-        html, report, rows, comparisons, runs, 0 if embedded_episodes is None else len(embedded_episodes)
+        html, report, rows, comparisons, runs, 0 if episodes is None else len(episodes), against_floors, pages
     )
-
-

@@ -13,7 +13,7 @@ from ._leaderboard import LeaderboardReport
 if TYPE_CHECKING:
     from markupsafe import Markup
 
-    from ._plots import RateBar
+    from ._plots import RateBar, Series
 
 
 @dataclass
@@ -24,13 +24,20 @@ class Figure:
     caption: str
 
 
+def series_of(row: Row) -> Series:
+    """The row as every figure names and colours it (greyed, without a bar, under the threshold)."""
+    from ._plots import Series, colour_of
+
+    return Series(row.name, colour_of(row.number), faint=not row.ranked)
+
+
 def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
                hat_ks: list[int], what: str, tasks_text: str) -> list[Figure]:
     from markupsafe import Markup as markup  # noqa: N813 - the optional extra, imported when drawn
 
     from . import _plots as plots
 
-    names = [f"#{r.number}" for r in rows]
+    every = [series_of(r) for r in rows]
     columns: dict[str, list[RateBar]] = {}
     for d in [*report.domains, "Overall"]:
         bars = []
@@ -43,18 +50,21 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
                 bars.append(plots.RateBar(cell.rate, *(ci or (None, None))))
         columns[d] = bars
     baselines = f"refuse-all and no-verify played on {tasks_text} (their first run)"
+    apart = (f" Greyed and drawn without a bar: fewer than {report.min_cases} cases, too few to rank."
+             if any(not r.ranked for r in rows) else "")
     figures = [
         Figure(
             "fig-domains",
             "Pass rate by domain",
-            markup(plots.domain_rates_svg(names, columns)),
-            f"Pass rate (% of runs) per domain and overall for each configuration (#: its leaderboard row), "
-            f"with 95% intervals whose unit is the task (Wilson's; clustered by task with repeated runs). "
+            markup(plots.domain_rates_svg(every, columns)),
+            f"Pass rate (% of runs) per domain and overall for each configuration, in the leaderboard's "
+            f"order, with 95% intervals whose unit is the task (Wilson's; clustered by task with repeated "
+            f"runs); a configuration has one colour in every figure.{apart} "
             f"Measured: {what}; {baselines}.",
         )
     ]
     points = []
-    for r in rows:
+    for r, s in zip(rows, every, strict=True):
         pooled = r.row.pooled
         if pooled is None:
             continue
@@ -62,46 +72,54 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
         for rate in (pooled.succeed_rate, pooled.refuse_rate):
             ci = rate.ci95
             bars.append(plots.RateBar(rate.rate, *(ci or (None, None))))
-        points.append(plots.Point(r.row.model if r.baseline else f"#{r.number}", bars[0], bars[1], r.baseline))
+        points.append(plots.Point(s, bars[0], bars[1], r.baseline))
     figures.append(
         Figure(
             "fig-split",
             "Must succeed against must refuse",
             markup(plots.split_scatter_svg(points)),
             "Pass rate on the tasks that must succeed (x) against the tasks that must be refused (y), "
-            "with 95% intervals (unit: the task); the refuse-all and no-verify rows are marked (squares), as are the "
-            "corners of refusing everything and of doing everything asked; the dotted line is a balanced "
-            f"score of 50. Measured: {what}; {baselines}.",
+            "with 95% intervals (unit: the task), each configuration named in the legend; the refuse-all "
+            "and no-verify rows are squares, the corners of refusing everything and of doing everything "
+            f"asked are crosses; the dotted line is a balanced score of 50.{apart.replace(' and drawn without a bar', ', not drawn')} "
+            f"Measured: {what}; {baselines}.",
         )
     )
-    agent_names = [f"#{r.number}" for r in agents]
-    judgement_counts: dict[str, list[int]] = {j: [] for j in JUDGEMENT_NAMES}
+    agent_series = [series_of(r) for r in agents]
+    judgement_shares: dict[str, list[float | None]] = {j: [] for j in JUDGEMENT_NAMES}
     kinds = sorted({k for r in agents for k in breakdown(r.outcomes, "constraint")["by_kind"]})
-    kind_counts: dict[str, list[int]] = {k: [] for k in kinds}
+    kind_shares: dict[str, list[float | None]] = {k: [] for k in kinds}
     for r in agents:
         judged = breakdown(r.outcomes, "judgement")["judgements"]
-        by_kind = breakdown(r.outcomes, "constraint")["by_kind"]
+        constraint = breakdown(r.outcomes, "constraint")
+        runs = len(r.outcomes)
         for j in JUDGEMENT_NAMES:
-            judgement_counts[j].append(judged[j]["passed"])
+            judgement_shares[j].append(judged[j]["passed"] / runs if runs else None)
+        items = constraint["findings"]
         for k in kinds:
-            kind_counts[k].append(by_kind[k]["passed"] if k in by_kind else 0)
+            found = constraint["by_kind"].get(k, {}).get("passed", 0)
+            kind_shares[k].append(found / items if items else None)
     figures.append(
         Figure(
             "fig-failures",
             "Failures by judgement and by constraint kind",
-            markup(plots.failures_svg(agent_names, {"failed runs by judgement": judgement_counts, "procedure failures by constraint kind": kind_counts})),
-            "Left: the failed runs of each configuration by the judgement that failed them (a run can fail "
-            "several, so a bar can be longer than the failed runs). Right: what failed the procedure, one "
-            "item per failing call: the kind of the constraint it left unverified (unclassified: not "
-            f"attributed to a constraint, e.g. an invalid call, or a run read from a run folder's stored "
-            f"verdicts). Measured: {what}.",
+            markup(plots.failures_svg(agent_series, {
+                "runs failed, by judgement (% of runs)": judgement_shares,
+                "procedure failures by constraint kind (% of items)": kind_shares,
+            })),
+            "Left: the share of each configuration's runs that each judgement failed (a run can fail "
+            "several, so a bar can pass the share of failed runs). Right: what failed the procedure, as "
+            "shares of the configuration's failing calls: the kind of the constraint each left unverified "
+            "(unclassified: not attributed to a constraint, e.g. an invalid call, or a run read from a run "
+            f"folder's stored verdicts); a configuration with no procedure failure has no bar.{apart} "
+            f"Measured: {what}.",
         )
     )
-    series = {
-        f"#{r.number}": dict(r.row.pooled.repeated.pass_hat_k)
+    series = [
+        (series_of(r), dict(r.row.pooled.repeated.pass_hat_k))
         for r in agents
         if r.row.pooled is not None and r.row.pooled.repeated.max_runs >= 2
-    }
+    ]
     if series:
         figures.append(
             Figure(
@@ -110,7 +128,8 @@ def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
                 markup(plots.pass_hat_k_svg(series)),
                 "pass^k: the share of tasks all of whose k runs pass (unbiased estimate from each task's "
                 f"runs, averaged over the tasks with at least k runs), for the configurations run more than "
-                f"once per task. Measured: {what}.",
+                f"once per task, each in its colour.{apart.replace(' and drawn without a bar', ', not drawn')} "
+                f"Measured: {what}.",
             )
         )
     return figures

@@ -34,6 +34,13 @@ class Links:
     viewer_url: str
     embedded: dict[tuple[str, str, int], int] | None  # (source, task, run) -> embedded episode number
     groups: dict[tuple[tuple[str, str], ...], EpisodeGroup] = field(default_factory=dict)
+    group_page: str = "#{}"  # where a group's list is: a section of the file, or a page of a site
+
+    def compare_href(self, a: str, b: str, task: str) -> str:
+        """The viewer's side-by-side page of one task under configurations ``a`` and ``b``."""
+        from sopbench.view import compare_address
+
+        return self.viewer_url.rstrip("/") + compare_address(a, b, task)
 
     def href(self, filters: Mapping[str, str], outcomes: Sequence[Outcome], title: str) -> str | None:
         key = tuple(sorted(filters.items()))
@@ -46,7 +53,7 @@ class Links:
             if not numbers:
                 return None
             self.groups[key] = EpisodeGroup(f"g{len(self.groups)}", title, sorted(numbers))
-        return "#" + self.groups[key].anchor
+        return self.group_page.format(self.groups[key].anchor)
 
 
 def short_percent(rate: float | None) -> str:
@@ -70,3 +77,10 @@ def rate_number(
         passed / total,
         f"{what}: {passed} of {total} passed",
     )
+
+
+def headline_rate(passed: int, total: int, href: str | None, what: str) -> Number:
+    """The leaderboard's pass rate: the number alone (its interval and cases have their own columns)."""
+    if not total:
+        return Number("-")
+    return Number(f"{100 * passed / total:.1f}", href, passed / total, f"{what}: {passed} of {total} passed")

@@ -1,11 +1,11 @@
 """The page of the HTML report: its templates, style sheet and Content-Security-Policy, and the
-episodes drawn inside it (as the viewer draws them)."""
+episodes drawn inside it (as the viewer draws them) or as the pages of a static site."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     import jinja2
 
     from sopbench.view import Episode
+
+    from ._html_numbers import EpisodeGroup
+    from ._site import SitePage
 
 # Sorts the per-goal table by the clicked header (numbers by their data-v value). The only script:
 # the page's Content-Security-Policy allows it by its hash and nothing else.
@@ -90,10 +93,41 @@ def page_stylesheet() -> str:
     return stylesheet() + (Path(__file__).with_name("templates") / "report.css").read_text(encoding="utf-8")
 
 
-def policy() -> str:
-    """The Content-Security-Policy: nothing from the network, and only ``SORT_SCRIPT`` may run."""
+def policy(*, linked_styles: bool = False) -> str:
+    """The Content-Security-Policy: nothing from the network, and only ``SORT_SCRIPT`` may run
+    (``linked_styles``: a page of a site, which also takes the site's style sheet)."""
     digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    styles = "'self' 'unsafe-inline'" if linked_styles else "'unsafe-inline'"
     return (
-        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src {styles}; img-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
+
+
+def site_pages(
+    first: list[SitePage], episodes: list[Episode], groups: Sequence[EpisodeGroup], environment: jinja2.Environment,
+    protocol: str,
+) -> Iterator[SitePage]:
+    """The pages of ``report --site``: ``first`` (the index and the report's other pages), the style
+    sheet, a list per linked number, then each episode (drawn when its turn comes, so that a large
+    site is never held in memory)."""
+    from sopbench.view import episode_view
+
+    from ._site import SITE_POLICY, SitePage, episode_page_path, href_of
+
+    yield from first
+    yield SitePage("style.css", page_stylesheet())
+    paths = {e.id: episode_page_path(e) for e in episodes}
+    listing = environment.get_template("site_list.html")
+    for group in groups:
+        items = [(href_of(paths[i], 1), episode_title(episodes[i])) for i in group.episodes]
+        yield SitePage(f"lists/{group.anchor}.html", listing.render(group=group, items=items, policy=SITE_POLICY, root="../"))
+    page = environment.get_template("site_episode.html")
+    for episode in episodes:
+        path = paths[episode.id]
+        depth = path.count("/")
+        yield SitePage(
+            path,
+            page.render(view=episode_view(episode), anchor="", protocol=protocol, policy=SITE_POLICY,
+                        root="../" * depth, title=episode_title(episode)),
+        )

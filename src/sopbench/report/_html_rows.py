@@ -12,11 +12,10 @@ from sopbench.scoring import LeaderboardRow
 from sopbench.statistics import Outcome, PairedComparison, RateInterval, breakdown, compare_outcomes
 
 from ._compare import _p_text
-from ._html_numbers import Links, Number, rate_number, short_interval, short_percent
+from ._html_numbers import Links, Number, headline_rate, rate_number, short_interval, short_percent
 from ._leaderboard import LeaderboardReport
 
-BASELINES = ("refuse-all", "no-verify")
-ALL_PAIRS_UP_TO = 6  # with more agents' rows, each is compared with the next one in the ranking
+BASELINES = ("refuse-all", "no-verify")  # the floors: the two trivial agents
 
 
 @dataclass
@@ -29,14 +28,25 @@ class Row:
     configuration: str | None  # the viewer's name of it (its filter value); None for a baseline
     outcomes: list[Outcome]
     domains: list[Number]
-    overall: Number
+    overall: Number  # the headline pass rate
     hats: list[Number]
     succeed: Number
     refuse: Number
     balanced: Number
     baseline: bool
     ranked: bool
+    interval: str = ""  # the pass rate's 95% interval
+    name: str = ""  # in words, as the figures name it (the label, and its folder when two share it)
     by_default: Number = Number("")  # the share of the row's passes with no well-formed action
+
+    @property
+    def cases(self) -> int:
+        return self.row.overall.cases
+
+    @property
+    def headline_hat(self) -> Number:
+        """pass^K at the table's largest K (the other k sit in the detail columns)."""
+        return self.hats[-1] if self.hats else Number("")
 
 
 def by_default_number(outcomes: Sequence[Outcome]) -> Number:
@@ -68,6 +78,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
     from sopbench.view import configuration_name
 
     hat_ks = report.hat_ks
+    labels = [row_label(r) for r in report.rows]
     rows: list[Row] = []
     for number, lb_row in enumerate(report.rows, start=1):
         outcomes = report.outcomes.get(id(lb_row), [])
@@ -92,11 +103,12 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
             )
         overall = lb_row.overall
         pooled = lb_row.pooled
+        shared = labels.count(label) > 1 and lb_row.folder
         hats = []
         for k in hat_ks:
             repeated = None if pooled is None else pooled.repeated
             if repeated is None or k not in repeated.pass_hat_k:
-                hats.append(Number(""))
+                hats.append(Number("-"))
             else:
                 value = repeated.pass_hat_k[k]
                 hats.append(
@@ -125,61 +137,104 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
                 name,
                 outcomes,
                 domains,
-                rate_number(overall.passed, overall.cases, link({}, outcomes, label), f"{label}, overall", overall.ci95),
+                headline_rate(overall.passed, overall.cases, link({}, outcomes, label), f"{label}, overall"),
                 hats,
                 succeed,
                 refuse,
                 balanced,
                 baseline,
                 lb_row.ranked,
+                short_interval(overall.ci95) if overall.cases else "",
+                f"{label} [{lb_row.folder}]" if shared else label,
                 by_default=by_default_number(outcomes),
             )
         )
     return rows
 
 
+# The settings a like-with-like comparison may change, one at a time, the model staying the same.
+SETTINGS = (("mode", "mode"), ("tool_list", "tool list"), ("user", "user"), ("folder", "folder"))
+
+
+def changed_setting(a: LeaderboardRow, b: LeaderboardRow) -> str | None:
+    """The one setting two rows of one model differ in (``mode: fc → react``); None when the model
+    differs, or more than one setting does."""
+    if a.model != b.model:
+        return None
+    changed = [(name, getattr(a, key), getattr(b, key)) for key, name in SETTINGS if getattr(a, key) != getattr(b, key)]
+    if len(changed) != 1:
+        return None
+    name, before, after = changed[0]
+    return f"{name}: {before or '-'} → {after or '-'}"
+
+
 def paired_comparisons(agents: list[Row]) -> list[tuple[Row, Row, PairedComparison]]:
-    pairs = (
-        list(itertools.combinations(agents, 2))
-        if len(agents) <= ALL_PAIRS_UP_TO
-        else [(a, b) for a, b in itertools.pairwise([r for r in agents if r.ranked])]
-    )
+    """Like with like: each two ranked rows of the same model that differ in one setting (the
+    better-ranked one as A), when they share tasks."""
+    ranked = [r for r in agents if r.ranked]
     out = []
-    for a, b in pairs:
+    for a, b in itertools.combinations(ranked, 2):
+        if changed_setting(a.row, b.row) is None:
+            continue
         result = compare_outcomes(a.outcomes, b.outcomes)
         if result.overall.paired_runs:
             out.append((a, b, result))
     return out
 
 
-def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -> dict[str, Number]:
+def floor_comparisons(agents: list[Row], floors: list[Row]) -> list[tuple[Row, list[PairedComparison | None]]]:
+    """Each ranked row against each floor (refuse-all, no-verify) on the tasks they share (None: none)."""
+    out = []
+    for row in agents:
+        if not row.ranked:
+            continue
+        results: list[PairedComparison | None] = []
+        for floor in floors:
+            # One resample: the floors table shows the difference and McNemar's p, not the bootstrap
+            # interval, which would cost most of the report's time (a floor differs by far, or not).
+            result = compare_outcomes(row.outcomes, floor.outcomes, resamples=1)
+            results.append(result if result.overall.paired_runs else None)
+        out.append((row, results))
+    return out
+
+
+def difference_number(result: PairedComparison, *, interval: bool = True) -> Number:
+    difference = result.overall.difference
+    shown = short_interval(result.overall.difference_ci95) if interval else ""
+    return Number("-" if difference is None else f"{100 * difference:+.1f} {shown}".rstrip(), None, difference)
+
+
+def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -> dict[str, Any]:
     overall = result.overall
-    difference = overall.difference
     paired = {(f.task_id, f.run) for f in (*overall.a_only_passed, *overall.b_only_passed)}
     flipped_a = [o for o in a.outcomes if (o.task_id, o.run) in paired]
     flipped_b = [o for o in b.outcomes if (o.task_id, o.run) in paired]
 
-    def side(row: Row, rate: RateInterval, flipped: list[Outcome], only: int) -> tuple[Number, Number]:
+    def side(row: Row, rate: RateInterval, flipped: list[Outcome], flips: Sequence[Any]) -> tuple[Number, Number, list[Number]]:
         href = None if row.configuration is None else links.href({"configuration": row.configuration}, row.outcomes, row.label)
-        flips = Number(str(only))
+        count = Number(str(len(flips)), None, len(flips))
+        tasks: list[Number] = []
         if row.configuration is not None and links.embedded is not None:
-            # The discordant runs themselves exist only as a set of episodes: in the file, not the viewer.
-            flips = Number(str(only), links.href({"configuration": row.configuration, "flipped": f"{a.number}-{b.number}"}, flipped, f"{row.label}: runs that differ from the other side"), only)
-        return Number(f"{short_percent(rate.rate)} {short_interval(rate.ci95)}", href, rate.rate), flips
+            # The discordant runs themselves exist only as a set of episodes: in the file or the site.
+            count = Number(str(len(flips)), links.href({"configuration": row.configuration, "flipped": f"{a.number}-{b.number}"}, flipped, f"{row.label}: runs that differ from the other side"), len(flips))
+        elif a.configuration is not None and b.configuration is not None and flips:
+            # In the viewer: each task side by side under the two configurations.
+            tasks = [Number(f"{f.task_id} run {f.run}", links.compare_href(a.configuration, b.configuration, f.task_id)) for f in flips]
+            count = Number(str(len(flips)), tasks[0].href, len(flips), f"{len(flips)} runs: the first side by side ({flips[0].task_id}); the list opens the others")
+        return Number(f"{short_percent(rate.rate)} {short_interval(rate.ci95)}", href, rate.rate), count, tasks
 
-    rate_a, flips_a = side(a, overall.a, flipped_a, overall.a_only)
-    rate_b, flips_b = side(b, overall.b, flipped_b, overall.b_only)
+    rate_a, flips_a, tasks_a = side(a, overall.a, flipped_a, overall.a_only_passed)
+    rate_b, flips_b, tasks_b = side(b, overall.b, flipped_b, overall.b_only_passed)
     return {
         "a": rate_a,
         "b": rate_b,
-        "difference": Number(
-            "-" if difference is None else f"{100 * difference:+.1f} {short_interval(overall.difference_ci95)}",
-            None,
-            difference,
-        ),
+        "difference": difference_number(result),
         "p": Number(_p_text(overall.mcnemar_p), None, overall.mcnemar_p),
         "a_only": flips_a,
         "b_only": flips_b,
+        "a_only_tasks": tasks_a,
+        "b_only_tasks": tasks_b,
+        "changed": changed_setting(a.row, b.row) or "",
     }
 
 

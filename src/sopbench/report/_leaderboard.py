@@ -140,6 +140,10 @@ def build_leaderboard(
         for score in [*scores, *floor_scores]:  # the floors' rows too (refuse-all passes only by default)
             if score.source in row_of:
                 outcomes.setdefault(row_of[score.source], []).append(score.outcome())
+        for row in rows:  # the floors' too: the report pairs each agent's runs with them
+            played = floors.get(row.model) if row.floor else None
+            if isinstance(played, list):
+                outcomes[id(row)] = [score.outcome() for score in played]
     if on_problem is not None:
         for row in rows:
             for domain, names in row.files.items():

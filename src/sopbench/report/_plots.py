@@ -1,9 +1,13 @@
 """The HTML report's figures, drawn with matplotlib as SVG text to embed in the page.
 
 Each function takes figures already computed (by ``sopbench.statistics`` and the leaderboard) and
-only draws them. Configurations are named by their row number in the leaderboard (``#3``), so that
-a figure stays legible with dozens of them. The SVG is deterministic (fixed ids, no date) and keeps
-text as text (small, searchable); matplotlib escapes every label it writes.
+only draws them. Every figure names a configuration in words (``Series.name``) and draws it in the
+one colour it has in every figure (``Series.colour``, from its leaderboard row); a configuration
+with too few cases to rank (``Series.faint``) keeps its label, greyed, and gets no bar or point.
+Labels never sit on each other: the bar charts give each row its own line of height, and the two
+plots of points name them in a legend beside the axes rather than next to each point. The SVG is
+deterministic (fixed ids, no date) and keeps text as text (small, searchable); matplotlib escapes
+every label it writes.
 """
 
 from __future__ import annotations
@@ -20,7 +24,17 @@ matplotlib.use("Agg")  # no display: figures are only ever written to text
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["Point", "RateBar", "domain_rates_svg", "failures_svg", "pass_hat_k_svg", "split_scatter_svg"]
+__all__ = [
+    "FAINT",
+    "Point",
+    "RateBar",
+    "Series",
+    "colour_of",
+    "domain_rates_svg",
+    "failures_svg",
+    "pass_hat_k_svg",
+    "split_scatter_svg",
+]
 
 _STYLE: dict[Any, Any] = {
     "svg.fonttype": "none",
@@ -30,7 +44,30 @@ _STYLE: dict[Any, Any] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
 }
-_COLOURS = ["#3b6ea5", "#c0504d", "#9bbb59", "#8064a2", "#4bacc6", "#f79646", "#7f7f7f", "#2c4d75"]
+# 20 well-separated colours (matplotlib's tab20, dark shades first): row n gets _PALETTE[n % 20],
+# so configurations near each other in the ranking never share a colour.
+_PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
+    "#dbdb8d", "#9edae5",
+]
+_PARTS = ["#3b6ea5", "#c0504d", "#9bbb59", "#8064a2", "#4bacc6", "#f79646", "#7f7f7f", "#2c4d75"]
+FAINT = "#9a9a9a"  # the label colour of a configuration drawn without a bar
+_LINE = 0.2  # inches of height per configuration in the bar charts: an 8 pt label is 0.11 in
+
+
+def colour_of(number: int) -> str:
+    """The colour of leaderboard row ``number`` (from 1) in every figure."""
+    return _PALETTE[(number - 1) % len(_PALETTE)]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One configuration as the figures show it."""
+
+    name: str  # in words: model, mode, tool list, user
+    colour: str
+    faint: bool = False  # too few cases: label greyed, nothing drawn
 
 
 @dataclass(frozen=True)
@@ -46,7 +83,7 @@ class RateBar:
 class Point:
     """One configuration on the must-succeed / must-refuse plane."""
 
-    name: str  # its row number, or the baseline's name
+    series: Series
     succeed: RateBar
     refuse: RateBar
     baseline: bool = False
@@ -66,93 +103,106 @@ def _errors(bars: Sequence[RateBar]) -> list[list[float]]:
     return [low, high]
 
 
-def domain_rates_svg(names: Sequence[str], columns: Mapping[str, Sequence[RateBar]]) -> str:
-    """One panel per column (each domain, then Overall): a bar per configuration with its interval."""
+def _label_rows(ax: Any, series: Sequence[Series], *, labelled: bool = True) -> None:
+    """One tick per configuration, top to bottom, its label greyed when it is drawn without a bar
+    (the panels share their y axis: only the first one writes the labels)."""
+    if not labelled:
+        ax.tick_params(labelleft=False)
+        return
+    ax.set_yticks(range(len(series)), [s.name for s in series])
+    ax.set_ylim(len(series) - 0.5, -0.5)
+    for tick, s in zip(ax.get_yticklabels(), series, strict=True):
+        tick.set_color(FAINT if s.faint else "#222222")
+
+
+def domain_rates_svg(series: Sequence[Series], columns: Mapping[str, Sequence[RateBar]]) -> str:
+    """One panel per column (each domain, then Overall), side by side, sharing the configurations'
+    labels on the left: a bar per configuration in its colour, with its interval."""
     with plt.rc_context(_STYLE):
         count = max(len(columns), 1)
-        per_row = min(count, 4)
-        rows = -(-count // per_row)
-        height = max(1.6, 0.16 * len(names) + 0.7)
-        figure, axes = plt.subplots(rows, per_row, figsize=(2.3 * per_row, height * rows), sharey=True, squeeze=False)
-        positions = list(range(len(names)))
+        height = _LINE * len(series) + 0.8
+        figure, axes = plt.subplots(1, count, figsize=(1.35 * count + 2.2, height), sharey=True, squeeze=False)
+        shown = [i for i, s in enumerate(series) if not s.faint]
         for index, (title, bars) in enumerate(columns.items()):
-            ax = axes[index // per_row][index % per_row]
-            values = [0.0 if b.rate is None else 100 * b.rate for b in bars]
-            ax.barh(positions, values, xerr=_errors(bars), color=_COLOURS[index % len(_COLOURS)], height=0.7,
+            ax = axes[0][index]
+            drawn = [i for i in shown if bars[i].rate is not None]
+            ax.barh(drawn, [100 * (bars[i].rate or 0.0) for i in drawn],
+                    xerr=_errors([bars[i] for i in drawn]), color=[series[i].colour for i in drawn], height=0.7,
                     error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#333333"})
             ax.set_title(title)
             ax.set_xlim(0, 100)
-            ax.set_yticks(positions, list(names))
-            ax.set_xlabel("pass rate %")
-        axes[0][0].invert_yaxis()  # once: the panels share their y axis (row #1 on top)
-        for index in range(len(columns), rows * per_row):
-            axes[index // per_row][index % per_row].set_visible(False)
-        figure.tight_layout()
+            ax.set_xticks([0, 50, 100])
+            ax.set_xlabel("pass %")
+        for index, ax in enumerate(axes[0]):
+            _label_rows(ax, series, labelled=index == 0)
+        figure.tight_layout(w_pad=0.6)
         return _svg(figure)
 
 
 def split_scatter_svg(points: Sequence[Point]) -> str:
-    """Must-succeed pass rate against must-refuse pass rate, intervals both ways; baselines marked."""
+    """Must-succeed pass rate against must-refuse pass rate, intervals both ways: each configuration
+    in its colour, named in the legend beside the plot (the baselines as squares)."""
     with plt.rc_context(_STYLE):
-        figure, ax = plt.subplots(figsize=(4.6, 4.2))
-        for point in points:
-            if point.succeed.rate is None or point.refuse.rate is None:
-                continue
-            x, y = 100 * point.succeed.rate, 100 * point.refuse.rate
+        drawn = [p for p in points if not p.series.faint and p.succeed.rate is not None and p.refuse.rate is not None]
+        figure, ax = plt.subplots(figsize=(4.2, 4.0))
+        for point in drawn:
+            x, y = 100 * (point.succeed.rate or 0.0), 100 * (point.refuse.rate or 0.0)
             ax.errorbar([x], [y], xerr=_errors([point.succeed]), yerr=_errors([point.refuse]),
-                        fmt="s" if point.baseline else "o", color="#c0504d" if point.baseline else "#3b6ea5",
-                        markersize=6 if point.baseline else 4, elinewidth=0.6, capsize=1.5)
-            ax.annotate(point.name, (x, y), textcoords="offset points", xytext=(4, 4),
-                        fontweight="bold" if point.baseline else "normal")
-        for (x, y), name in (((0, 100), "refuses everything"), ((100, 0), "does everything asked")):
-            ax.plot([x], [y], marker="x", color="#7f7f7f", markersize=7)
-            ax.annotate(name, (x, y), textcoords="offset points", xytext=(6 if x == 0 else -6, -10 if y else 6),
-                        ha="left" if x == 0 else "right", color="#555555")
-        ax.plot([0, 100], [100, 0], linestyle=":", color="#aaaaaa", linewidth=0.8)  # balanced score 50
+                        fmt="s" if point.baseline else "o", color=point.series.colour,
+                        markersize=6 if point.baseline else 4, elinewidth=0.6, capsize=1.5, label=point.series.name)
+        corners = ax.plot([0, 100], [100, 0], linestyle="none", marker="x", color="#555555", markersize=7)
+        corners[0].set_label("corners: refuse everything (top left), do everything asked (bottom right)")
+        ax.plot([0, 100], [100, 0], linestyle=":", color="#aaaaaa", linewidth=0.8, label="balanced score 50")
         ax.set_xlim(-5, 105)
         ax.set_ylim(-5, 105)
         ax.set_xlabel("must succeed: pass rate %")
         ax.set_ylabel("must refuse: pass rate %")
-        figure.tight_layout()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=7,
+                  ncols=1 if len(drawn) <= 28 else 2, borderaxespad=0)
         return _svg(figure)
 
 
-def failures_svg(names: Sequence[str], panels: Mapping[str, Mapping[str, Sequence[int]]]) -> str:
-    """Stacked bars, one panel per breakdown: ``panels[title][part]`` gives each configuration's count."""
+def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Sequence[float | None]]]) -> str:
+    """Stacked bars of percentages, one panel per breakdown: ``panels[title][part]`` gives each
+    configuration's share (None: nothing to show, e.g. no failure to break down)."""
     with plt.rc_context(_STYLE):
-        height = max(1.6, 0.16 * len(names) + 0.9)
-        figure, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.4 * max(len(panels), 1), height), squeeze=False)
-        positions = list(range(len(names)))
+        height = _LINE * len(series) + 1.5  # the legend sits under the axes
+        figure, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.6 * max(len(panels), 1) + 2.2, height),
+                                    sharey=True, squeeze=False)
         for ax, (title, parts) in zip(axes[0], panels.items(), strict=False):
-            left = [0.0] * len(names)
-            for index, (part, counts) in enumerate(parts.items()):
-                ax.barh(positions, list(counts), left=left, label=part, color=_COLOURS[index % len(_COLOURS)], height=0.7)
-                left = [a + b for a, b in zip(left, counts, strict=True)]
-            ax.set_title(title)
-            ax.set_yticks(positions, list(names))
-            ax.invert_yaxis()
-            ax.set_xlabel("count")
+            left = [0.0] * len(series)
+            for part_index, (part, shares) in enumerate(parts.items()):
+                drawn = [i for i, s in enumerate(series) if not s.faint and shares[i] is not None]
+                values = [100 * (shares[i] or 0.0) for i in drawn]
+                ax.barh(drawn, values, left=[left[i] for i in drawn], label=part,
+                        color=_PARTS[part_index % len(_PARTS)], height=0.7)
+                for i, value in zip(drawn, values, strict=True):
+                    left[i] += value
+            ax.set_title(title)  # it names the unit: no x label to collide with the legend under the axis
             if parts:
-                ax.legend(loc="lower right", frameon=False)
-        figure.tight_layout()
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.9 / height), frameon=False,
+                          ncols=min(len(parts), 4), fontsize=7)
+        for index, ax in enumerate(axes[0]):
+            _label_rows(ax, series, labelled=index == 0)
+        figure.tight_layout(w_pad=0.6)
         return _svg(figure)
 
 
-def pass_hat_k_svg(series: Mapping[str, Mapping[int, float]]) -> str:
-    """pass^k against k, one line per configuration."""
+def pass_hat_k_svg(series: Sequence[tuple[Series, Mapping[int, float]]]) -> str:
+    """pass^k against k, one line per configuration in its colour, named in the legend beside it."""
     with plt.rc_context(_STYLE):
-        figure, ax = plt.subplots(figsize=(4.6, 3.2))
-        for index, (name, values) in enumerate(series.items()):
+        figure, ax = plt.subplots(figsize=(4.2, 3.2))
+        drawn = [(s, values) for s, values in series if not s.faint and values]
+        for s, values in drawn:
             ks = sorted(values)
-            ax.plot(ks, [100 * values[k] for k in ks], marker="o", markersize=3, label=name,
-                    color=_COLOURS[index % len(_COLOURS)])
-        ks = sorted({k for values in series.values() for k in values})
+            ax.plot(ks, [100 * values[k] for k in ks], marker="o", markersize=3, label=s.name, color=s.colour)
+        ks = sorted({k for _, values in drawn for k in values})
         if ks:
             ax.set_xticks(ks)
         ax.set_ylim(0, 100)
         ax.set_xlabel("k")
         ax.set_ylabel("pass^k %")
-        if series:
-            ax.legend(frameon=False, fontsize=7, ncols=2 if len(series) > 8 else 1)
-        figure.tight_layout()
+        if drawn:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=7,
+                      ncols=1 if len(drawn) <= 20 else 2, borderaxespad=0)
         return _svg(figure)

@@ -42,33 +42,47 @@ class ProtocolKept(Protocol):
 PROTOCOL_COLUMNS = ["passed by default", "protocol breaks", "malformed calls"]
 
 
-def run_tables(report: RunResult, agent: str) -> list[TextTable]:
-    """The per-domain table of the agent's scored episodes, then the agent next to the baselines."""
+def protocol_cells(kept: ProtocolKept | None) -> list[str]:
+    if kept is None:
+        return ["-"] * len(PROTOCOL_COLUMNS)
+    return [f"{kept.passed_by_default}/{kept.passed}", str(kept.protocol_breaks), str(kept.malformed_calls)]
+
+
+def run_tables(report: RunResult, agent: str, *, wide: bool = False) -> list[TextTable]:
+    """The per-domain table of the agent's scored episodes, then the agent (``agent``: its model,
+    or the agent's name) next to the baselines. Narrow (100 columns) unless ``wide``; each table's
+    caption, printed under it, says what its cells are."""
     title = (
         f"{agent}: {report.completed} of {report.episodes} episodes scored (sound protocol), "
         f"{report.ran} run now, {report.skipped} already stored"
     )
-    table = summary_table(report.summary, title)
-    table.columns = [*table.columns, *PROTOCOL_COLUMNS]
-    for row in table.rows:
-        kept = report.protocol.get(row[0])
-        row += (
-            ["-"] * 3
-            if kept is None
-            else [
-                f"{kept.passed_by_default}/{kept.passed}",
-                str(kept.protocol_breaks),
-                str(kept.malformed_calls),
-            ]
+    table = summary_table(report.summary, title, wide=wide)
+    kept_rows = [[row[0], *protocol_cells(report.protocol.get(row[0]))] for row in table.rows]
+    if wide:
+        table.columns = [*table.columns, *PROTOCOL_COLUMNS]
+        for row, kept in zip(table.rows, kept_rows, strict=True):
+            row += kept[1:]
+        tables = [table]
+    else:  # beside the rates they would take the table past 100 columns: a table of their own
+        kept_table = TextTable(
+            f"{agent}: how it kept the protocol",
+            ["domain", *PROTOCOL_COLUMNS],
+            caption="passed by default: passes with no well-formed action, of all passes; protocol breaks: "
+            "replies that broke the text protocol (react, act-only); malformed calls: tool calls that could "
+            "not be read",
         )
-    tables = [table]
+        for kept in kept_rows:
+            kept_table.add_row(kept, bold=kept[0] == "all")
+        tables = [table, kept_table]
     if report.baselines:
+        columns = ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"]
         side = TextTable(
             "next to the two trivial baselines on the same tasks (first run)",
-            ["agent", "episodes", "pass rate", "must succeed", "must refuse", "balanced"],
+            columns if wide else ["agent", "episodes", "pass %", "succeed %", "refuse %", "balanced"],
+            caption="" if wide else "succeed / refuse: pass % on the tasks that must succeed / be refused",
         )
         for name, summary in [(agent, report.summary), *report.baselines.items()]:
-            side.add_row([name, *rate_cells(summary.overall)])
+            side.add_row([name, *rate_cells(summary.overall, wide=wide)])
         tables.append(side)
     if report.usage is not None:
         tables.append(usage_table(report.usage, agent))

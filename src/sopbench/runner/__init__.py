@@ -10,6 +10,7 @@ transaction; running the same configuration again skips finished episodes and re
 ``infra_error`` ones. See docs/runner.md.
 """
 
+from sopbench._outputs import LOCK_NAME, STORE_NAME, store_files
 from sopbench.domains import TOOL_LISTS
 
 from ._baselines import (
@@ -59,14 +60,12 @@ from ._row import (
     passed_by_default,
     protocol_breaks,
 )
-from ._run import run, run_many
+from ._run import NoTaskToPlay, RunRefused, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
-from ._setup import episode_setup, offered_tools, published_offer, task_ids, tool_schema
+from ._setup import episode_setup, tool_schema
 from ._store import (
-    LOCK_NAME,
     SCHEMA_VERSION,
-    STORE_NAME,
     RunLock,
     Store,
     StoreError,
@@ -74,7 +73,6 @@ from ._store import (
     open_existing,
     run_in_progress,
     shown_notes,
-    store_files,
 )
 
 __all__ = [
@@ -107,7 +105,9 @@ __all__ = [
     "MAX_RUNS",
     "MAX_SEED",
     "NOT_IDENTITY_OPTIONS",
+    "NoTaskToPlay",
     "RunInterrupted",
+    "RunRefused",
     "RunLock",
     "TaskSet",
     "store_files",
@@ -144,11 +144,9 @@ __all__ = [
     "export_shown",
     "export_sopbench",
     "import_plugins",
-    "offered_tools",
     "open_existing",
     "play",
     "play_row",
-    "published_offer",
     "read_run_folder",
     "run_in_progress",
     "episode_record",
@@ -160,7 +158,6 @@ __all__ = [
     "score_finished_episode",
     "select_tasks",
     "shown_notes",
-    "task_ids",
     "tool_schema",
     "trajectory_file_name",
     "verdict_column",

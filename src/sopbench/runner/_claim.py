@@ -29,7 +29,7 @@ def claim(config: RunConfig, task_set: TaskSet) -> tuple[dict[str, Any], dict[st
     identity = config.identity()
     manifest: dict[str, Any] | None = None
     stored_digests: dict[str, str] = {}
-    if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
+    if (config.output / STORE_NAME).is_file():
         store = open_existing(config.output)
         try:
             manifest = store.manifest()

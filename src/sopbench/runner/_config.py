@@ -13,7 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sopbench.agents import agent_factory, user_factory
-from sopbench.domains import MAX_CALLS, MAX_MESSAGES, ToolList, domain_selection
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES, NoActionReading, ToolList, domain_selection
 
 
 class RunConfigError(ValueError):
@@ -83,6 +83,9 @@ class RunConfig(BaseModel):
     shuffle_tools: bool = False  # seeded by each episode's seed
     constraint_format: Literal["structured", "old"] = "structured"
     default_sop: Literal["full", "required"] = "full"
+    # How a call's name is read as "no action" (sopbench.domains.is_no_action): the simulator's rule,
+    # or the wider reading (more placeholder spellings, spaces ignored), for every agent alike.
+    no_action: NoActionReading = "published"
 
     @field_validator("domains", mode="before")
     @classmethod
@@ -104,12 +107,14 @@ class RunConfig(BaseModel):
         return self
 
     def ablations(self) -> dict[str, Any]:
-        """The environment settings of the published ablations (and the guard), by name."""
+        """The environment settings of the published ablations (and the guard, and how a call's name is
+        read as "no action"), by name."""
         return {
             "env_mode": self.env_mode,
             "shuffle_tools": self.shuffle_tools,
             "constraint_format": self.constraint_format,
             "default_sop": self.default_sop,
+            "no_action": self.no_action,
         }
 
     def identity(self) -> dict[str, Any]:

@@ -139,7 +139,7 @@ async def run_episode(
             result.usage += turn.usage
             result.problems.extend(turn.problems)
             calls = turn.tool_calls
-            if any(is_no_action(c.name) for c in calls):
+            if any(is_no_action(c.name, setup.no_action) for c in calls):
                 calls = ()  # published: a message with a no-action call has no tool calls at all
             # max_actions holds within one reply too: calls beyond it are not executed (nor kept in
             # the message, whose every call must have its answer). max_turns is checked before each

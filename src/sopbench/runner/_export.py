@@ -10,7 +10,7 @@ from typing import IO, Any
 import orjson
 
 from sopbench._io import write_atomically
-from sopbench.tasks import LoadError, Task, load_tasks
+from sopbench.tasks import LoadError, Task, load_tasks, task_ids
 
 from ._config import RunConfigError
 from ._manifest import task_digest
@@ -18,7 +18,6 @@ from ._plan import task_files
 from ._record import executed_messages, record_json
 from ._row import DERIVED, DERIVED_FIELDS, EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
 from ._scoring import PUBLISHED_CHECKS
-from ._setup import task_ids
 from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")

@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 
 from sopbench import __version__
-from sopbench.tasks import Task, canonical_task_bytes, task_digest
+from sopbench.evaluation import canonical_json
+from sopbench.tasks import Task, task_digest
 
 DIGEST_SHOWN = 12  # hex digits of a digest in messages and the run summary
 
@@ -22,7 +23,7 @@ DIGEST_SHOWN = 12  # hex digits of a digest in messages and the run summary
 def task_set_digest(digests: Mapping[str, str]) -> str:
     """``task_set.sha256``: sha256 of the canonical JSON of ``{task id: task digest}`` over the tasks
     played, so that it follows from the stored per-task digests alone."""
-    return hashlib.sha256(canonical_task_bytes(dict(digests))).hexdigest()
+    return hashlib.sha256(canonical_json(dict(digests))).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

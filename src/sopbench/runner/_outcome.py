@@ -96,6 +96,9 @@ class RunReport:
     # (--endpoint-slots), and took to be answered, over all episodes: apart from the episodes' own time.
     queue_s: float = 0.0
     model_s: float = 0.0
+    # Why the run stopped before its episodes were played, when an endpoint refused a request no
+    # retry fixes (a wrong key, say): ``run`` raises ``RunRefused``; a sweep shows the others.
+    refused: str | None = None
     protocol: dict[str, ProtocolCounts] = field(default_factory=dict)  # by domain, and "all"
 
     @property

@@ -9,12 +9,9 @@ from pathlib import Path
 
 from sopbench.constraints import singles
 from sopbench.domains import UnknownDomain, get_domain, ordered_domains
-from sopbench.tasks import LoadError, Task, load_tasks, task_file_domain
+from sopbench.tasks import LoadError, Task, domain_task_files, load_tasks, task_file_domain, task_ids
 
 from ._config import RunConfig, RunConfigError
-from ._setup import task_ids
-
-TASK_SUFFIXES = ("_tasks.json.gz", "_tasks.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +39,10 @@ def task_files(path: Path, domains: Iterable[str]) -> dict[str, Path]:
         return {domain: path}
     if not path.is_dir():
         raise RunConfigError(f"no such task file or folder: {path}")
-    found: dict[str, Path] = {}
-    for suffix in TASK_SUFFIXES:
-        for file in sorted(path.glob(f"*{suffix}")):
-            found.setdefault(file.name[: -len(suffix)], file)
+    try:
+        found = domain_task_files(path)  # both forms of one domain's file are refused
+    except LoadError as exc:
+        raise RunConfigError(str(exc)) from None
     if not found:
         raise RunConfigError(f"{path} holds no <domain>_tasks.json[.gz] file")
     if wanted == ["all"]:

@@ -208,11 +208,20 @@ async def _run_async(
         await asyncio.gather(*pending, return_exceptions=True)
 
 
+class NoTaskToPlay(RunConfigError):
+    """The task files hold no task of the run's domains: refused before any folder is made or bound."""
+
+
 class RunRefused(RunConfigError):
     """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
     request the server calls invalid), or an agent broke its contract: an error of the invocation.
     Episodes finished before it are stored; the one refused is not (the same command runs it once
-    the cause is fixed)."""
+    the cause is fixed). ``reports``: every configuration's report (as ``run_many`` returns them),
+    each refused one with its ``refused`` reason, so that the others can still be shown."""
+
+    def __init__(self, message: str, reports: list[RunReport] | None = None) -> None:
+        super().__init__(message)
+        self.reports = reports or []
 
 
 def run(
@@ -271,10 +280,12 @@ def _run_many(
             config.check_options()
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
+            if not selected:  # refused before its folder is made or bound to no task
+                raise NoTaskToPlay(f"{config.tasks_path} holds no task to play ({', '.join(config.domains)})")
             task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
             episodes = plan_episodes(config, selected)
-            if (config.output / STORE_NAME).is_file() and (config.output / STORE_NAME).stat().st_size > 0:
-                open_existing(config.output).close()  # a foreign or newer file is refused before anything
+            if (config.output / STORE_NAME).is_file():
+                open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
             stack.enter_context(RunLock(config.output))
             manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
             store = Store.for_run(config.output)
@@ -298,16 +309,14 @@ def _run_many(
                 jobs[0].counts if len(jobs) == 1 else _sum(jobs),
                 [(job.config.output, job.counts) for job in jobs],
             )
-        refused = [job for job in jobs if job.refused]
-        if refused:
-            named = [
-                job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}"
-                for job in refused
-            ]
-            raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}")
         reports = [_report(job.config, job.store, job.episodes, job.counts) for job in jobs]
     for report, job in zip(reports, jobs, strict=True):
         report.task_set = job.task_set
+        report.refused = job.refused
+    refused = [job for job in jobs if job.refused]
+    if refused:
+        named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+        raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
 
 

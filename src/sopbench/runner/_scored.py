@@ -38,6 +38,7 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
         shuffle_tools=config.shuffle_tools,
         constraint_format=config.constraint_format,
         default_sop=config.default_sop,
+        no_action=config.no_action,
     )
     try:
         agent = agent_factory(config.agent)(**config.agent_options)

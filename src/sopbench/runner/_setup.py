@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -13,13 +13,11 @@ from sopbench.domains import (
     EXIT_TOOL,
     DependencyOption,
     Domain,
+    NoActionReading,
     full_offer,
     get_domain,
     parameters_schema,
     sopbench_offer,
-)
-from sopbench.domains import (
-    published_offer as published_tool_set,
 )
 from sopbench.tasks import Task
 
@@ -73,19 +71,6 @@ def tool_schema(domain: Domain, tool: str) -> dict[str, Any]:
     }
 
 
-def offered_tools(task: Task, tool_list: str) -> list[str]:
-    """The tool names an agent is offered for ``task`` (``exit_conversation`` aside)."""
-    return sopbench_offer(get_domain(task.domain), task, tool_list)
-
-
-def published_offer(task: Task, tool_list: str, also: Iterable[str] = ()) -> list[str]:
-    """The tools the original simulator offered (no bank card goals; the task graph's for ``oracle``),
-    plus ``also`` (tools an older recording shows were offered, such as ``internal_get_database``)."""
-    domain = get_domain(task.domain)
-    offered = published_tool_set(domain, task, tool_list, also)
-    return [name for name in domain.tools if name in offered]
-
-
 def episode_setup(
     task: Task,
     task_id: str,
@@ -100,6 +85,7 @@ def episode_setup(
     shuffle_tools: bool = False,
     constraint_format: str = "structured",
     default_sop: str = "full",
+    no_action: NoActionReading = "published",
 ) -> EpisodeSetup:
     """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings);
     ``offer_exit`` is False when the user holds ``exit_conversation``.
@@ -108,9 +94,10 @@ def episode_setup(
     constraint (the environment enforces them); ``shuffle_tools`` shuffles the tool list (and so
     the listing), seeded by ``seed``; ``default_sop`` ("full" or "required") is the SOP listed for
     every action but the goal; ``constraint_format`` ("structured" or "old") how it is worded.
+    ``no_action``: how a call's name is read as "no action" (``domains.is_no_action``).
     """
     domain, schemas, defaults, table = _domain_facts(task.domain, default_sop)
-    names = list(tool_names) if tool_names is not None else offered_tools(task, tool_list)
+    names = list(tool_names) if tool_names is not None else sopbench_offer(domain, task, tool_list)
     if env_mode == "program":
         names = [name for name in names if not name.startswith("internal_")]
     if shuffle_tools:
@@ -139,16 +126,5 @@ def episode_setup(
         verifiers=table,
         env_mode=env_mode,
         constraint_format=constraint_format,
+        no_action=no_action,
     )
-
-
-def task_ids(tasks: list[Task]) -> list[str]:
-    """``"<domain>/<goal>[<i>]"`` for each task, i its position in its goal's list (file order)."""
-    seen: dict[tuple[str, str], int] = {}
-    ids = []
-    for task in tasks:
-        key = (task.domain, task.goal)
-        position = seen.get(key, 0)
-        seen[key] = position + 1
-        ids.append(f"{task.domain}/{task.goal}[{position}]")
-    return ids

@@ -24,19 +24,16 @@ import orjson
 
 # Everything read back is bounded like any file from outside: anything may have been written into it.
 from sopbench._json import JsonBoundError, decode_document
+from sopbench._outputs import LOCK_NAME, STORE_NAME
 from sopbench.agents import Shown
 
 from ._row import COLUMNS, JSON_COLUMNS, episodes_table
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
-STORE_NAME = "results.sqlite"
-LOCK_NAME = "results.sqlite.lock"
 # How long a write waits for a store another program (not a sopbench run: the lock excludes those)
 # holds locked before it fails with one line.
 BUSY_TIMEOUT_S = 2.0
-# The files SQLite keeps beside the store (no output may be one of them).
-COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -83,12 +80,6 @@ def shown_notes(task_id: str, run: int, shown: Shown) -> list[tuple[str, str]]:
     return notes
 
 
-def store_files(folder: Path) -> list[Path]:
-    """The store, its SQLite companions and its lock file: what no output may overwrite."""
-    path = folder / STORE_NAME
-    return [path, *(Path(f"{path}{suffix}") for suffix in COMPANION_SUFFIXES), folder / LOCK_NAME]
-
-
 @dataclass(frozen=True, slots=True)
 class Finished:
     status: str
@@ -115,7 +106,7 @@ class Store:
         """The store to write a run into (created when missing). An existing file must be a sopbench
         store of a version this sopbench reads; nothing in it is changed here."""
         path = folder / STORE_NAME
-        if path.exists() and path.stat().st_size > 0:
+        if path.exists():  # an empty file is refused too: it is not a store, and may be a lost one
             open_existing(folder).close()  # refuses a foreign file or a newer schema, read-only
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from sopbench._io import LoadError, StrPath
 from sopbench.domains import UnknownDomain
 from sopbench.evaluation import UnverifiedConstraint
 from sopbench.statistics import JUDGEMENT_NAMES, Configuration, Outcome, Usage
-from sopbench.tasks import Task, task_digest
+from sopbench.tasks import Task, task_digest, task_ids
 from sopbench.traces import (
     Record,
     Run,
@@ -355,12 +355,8 @@ def score_paths(
 
     for position, path, records, fmt, cards in read_files(paths, fail, credit_cards):
         report.files += 1
-        goal_positions: dict[str, int] = {}
-        for record in records:
+        for record, task_id in zip(records, task_ids(record.task for record in records), strict=True):
             report.records += 1
-            position_in_goal = goal_positions.get(record.task.goal, 0)
-            goal_positions[record.task.goal] = position_in_goal + 1
-            task_id = f"{record.domain}/{record.task.goal}[{position_in_goal}]"
             if not record.runs:
                 report.records_without_runs.append((record.source, record.index))
                 continue

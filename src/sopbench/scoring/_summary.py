@@ -39,7 +39,10 @@ class DomainSummary:
     should_refuse: list[int] = field(default_factory=lambda: [0, 0])
     justified: list[int] = field(default_factory=lambda: [0, 0])  # justified refusals, refusal runs judged
     task_runs: dict[str, list[tuple[int, bool]]] = field(default_factory=dict, repr=False)
-    task_succeeds: dict[str, bool] = field(default_factory=dict, repr=False)  # task -> must succeed
+    # (task, must succeed) -> [passed, runs]: the split rates' clusters. Keyed by both, because one
+    # task id may be expected to succeed in one source and to be refused in another (pooled files),
+    # and a split rate's clusters must hold exactly the runs that rate counts.
+    task_split: dict[tuple[str, bool], list[int]] = field(default_factory=dict, repr=False)
     _repeated: RepeatedRuns | None = field(default=None, repr=False, compare=False)
 
     def add(self, score: RunScore) -> None:
@@ -47,7 +50,9 @@ class DomainSummary:
         self.runs += 1
         self.passed += score.passed
         self.task_runs.setdefault(score.task_key, []).append((score.run, score.passed))
-        self.task_succeeds[score.task_key] = score.should_succeed
+        split = self.task_split.setdefault((score.task_key, score.should_succeed), [0, 0])
+        split[0] += score.passed
+        split[1] += 1
         for key in self.failures:
             if not score.verdict[key] and (score.should_succeed or key not in _ONLY_WHEN_SHOULD_SUCCEED):
                 self.failures[key] += 1
@@ -65,10 +70,12 @@ class DomainSummary:
     def per_task(self, should_succeed: bool | None = None) -> list[tuple[int, int]]:
         """(passed, runs) of each task (of those that must succeed, or must be refused): what a
         rate's interval is clustered by when a task has several runs."""
+        if should_succeed is None:
+            return [(sum(passed for _, passed in runs), len(runs)) for runs in self.task_runs.values()]
         return [
-            (sum(passed for _, passed in runs), len(runs))
-            for task, runs in self.task_runs.items()
-            if should_succeed is None or self.task_succeeds.get(task) == should_succeed
+            (passed, runs)
+            for (_, succeeds), (passed, runs) in self.task_split.items()
+            if succeeds == should_succeed
         ]
 
     @property

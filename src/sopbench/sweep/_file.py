@@ -11,10 +11,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sopbench._json import JsonBoundError, decode_toml_bounded
+from sopbench.domains import MAX_CALLS, MAX_MESSAGES
 from sopbench.runner import MAX_RUNS, MAX_SEED, RunConfig, RunConfigError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_NAME_BYTES = 255  # a configuration's name is its run folder's: the longest file name most systems take
 
 
 # The keys of an [[agents]] / [user] entry that are options of the agent or user itself (the rest
@@ -90,8 +92,8 @@ class UserEntry(BaseModel):
 class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_turns: int = Field(default=20, ge=1)
-    max_actions: int = Field(default=10, ge=1)
+    max_turns: int = Field(default=MAX_MESSAGES, ge=1)
+    max_actions: int = Field(default=MAX_CALLS, ge=1)
     episode_timeout: float = Field(default=600.0, gt=0)
     limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
 
@@ -269,6 +271,12 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         name = configuration_name(combination)
         if name in names:
             problems.append(f"{where}: duplicate configuration name {name!r}")
+            continue
+        if len(name.encode()) > MAX_NAME_BYTES:  # checked before any folder is made
+            problems.append(
+                f"{where}: configuration name {name[:40]}... is {len(name.encode())} bytes, and names a folder "
+                f"(at most {MAX_NAME_BYTES}): shorten the agent's name"
+            )
             continue
         names.add(name)
         agent = by_name[combination["agent"]]

@@ -13,6 +13,7 @@ from sopbench.runner import (
     EpisodePlayer,
     Progress,
     RunInterrupted,
+    RunRefused,
     RunReport,
     open_existing,
     run_many,
@@ -39,7 +40,7 @@ class SweepReport:
 
 
 def _stored_identity(folder: Path) -> dict[str, Any] | None:
-    if not (folder / STORE_NAME).is_file() or (folder / STORE_NAME).stat().st_size == 0:
+    if not (folder / STORE_NAME).is_file():
         return None
     store = open_existing(folder)
     try:
@@ -80,7 +81,8 @@ def run_sweep(
     since this process hands out every episode and writes every row.
 
     A configuration whose run folder holds a run with other settings is refused before any episode
-    (``SweepError`` naming them all); new configurations are added to the sweep's folder."""
+    (``SweepError`` naming them all); new configurations are added to the sweep's folder. One whose
+    endpoint refuses its requests (a wrong key) stops alone: its report says why (``refused``)."""
     new, changed = changed_configurations(configurations)
     if changed:
         raise SweepError(
@@ -91,14 +93,17 @@ def run_sweep(
     if not configurations:
         return report
     names = [c.name for c in configurations]
-    reports = run_many(
-        [c.config for c in configurations],
-        concurrency=concurrency or max(c.config.concurrency for c in configurations),
-        progress=None if progress is None else (lambda index, counts: progress(names[index], counts)),
-        player=player,
-        shared_limits={name: limit for c in configurations for name, limit in c.limited_by},
-        limited_by=[[name for name, _ in c.limited_by] for c in configurations],
-    )
+    try:
+        reports = run_many(
+            [c.config for c in configurations],
+            concurrency=concurrency or max(c.config.concurrency for c in configurations),
+            progress=None if progress is None else (lambda index, counts: progress(names[index], counts)),
+            player=player,
+            shared_limits={name: limit for c in configurations for name, limit in c.limited_by},
+            limited_by=[[name for name, _ in c.limited_by] for c in configurations],
+        )
+    except RunRefused as exc:  # a refused key stops its configuration only: the others are shown
+        reports = exc.reports
     report.reports = dict(zip(names, reports, strict=True))
     report.leaderboard = build_leaderboard(
         [], SOUND, run_folders=[c.config.output for c in configurations]

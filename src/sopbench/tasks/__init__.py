@@ -9,10 +9,10 @@
 from sopbench._io import LoadError
 from sopbench.constraints import ActionGraph, GraphNode, GroupNodeKind, ToolNode
 
-from ._digest import canonical_task_bytes, task_digest, task_json
-from ._files import task_file
-from ._load import TASK_FIELDS, iter_all_tasks, load_tasks, parse_task_json, task_file_domain, task_from_json
-from ._model import Task
+from ._digest import task_digest, task_json
+from ._files import domain_task_files, iter_all_tasks, task_file
+from ._load import TASK_FIELDS, load_tasks, parse_task_json, task_file_domain, task_from_json
+from ._model import Task, task_ids
 
 __all__ = [
     "TASK_FIELDS",
@@ -21,10 +21,11 @@ __all__ = [
     "GroupNodeKind",
     "LoadError",
     "Task",
-    "canonical_task_bytes",
     "task_digest",
+    "task_ids",
     "task_json",
     "ToolNode",
+    "domain_task_files",
     "iter_all_tasks",
     "load_tasks",
     "parse_task_json",

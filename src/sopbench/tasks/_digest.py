@@ -11,13 +11,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-import orjson
-
 from sopbench.constraints import dump
+from sopbench.evaluation import canonical_json
 
 from ._model import Task
 
-__all__ = ["canonical_task_bytes", "task_digest", "task_json"]
+__all__ = ["task_digest", "task_json"]
 
 
 def task_json(task: Task) -> dict[str, Any]:
@@ -40,11 +39,6 @@ def task_json(task: Task) -> dict[str, Any]:
     }
 
 
-def canonical_task_bytes(value: Any) -> bytes:
-    """Sorted keys, no spaces: the bytes a digest is taken over."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-
-
 def task_digest(task: Task) -> str:
     """sha256 of the task's canonical JSON (the published encoding, with its goal)."""
-    return hashlib.sha256(canonical_task_bytes(task_json(task))).hexdigest()
+    return hashlib.sha256(canonical_json(task_json(task))).hexdigest()

@@ -6,7 +6,6 @@ order (goal keys, then list order), which is the order the original simulator ru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -77,24 +76,6 @@ def load_tasks(path: StrPath, *, domain: str | None = None) -> list[Task]:
             except FieldError as exc:
                 raise exc.located(file=path, record=index, item="task") from None
     return tasks
-
-
-def iter_all_tasks(tasks_dir: StrPath) -> Iterator[Task]:
-    """The tasks of every ``<domain>_tasks.json[.gz]`` in ``tasks_dir``, domain by domain (sorted)."""
-    tasks_dir = Path(tasks_dir)
-    if not tasks_dir.is_dir():
-        raise LoadError("not a folder of task files", file=tasks_dir)
-    files_by_domain: dict[str, Path] = {}
-    for path in sorted(tasks_dir.iterdir()):
-        if not path.is_file() or not path.name.endswith(TASK_FILE_SUFFIXES):
-            continue
-        domain = task_file_domain(path)
-        if domain in files_by_domain:
-            # Loading both a file and its compressed copy would count every task twice.
-            raise LoadError(f"two task files for domain {domain}: {files_by_domain[domain].name}", file=path)
-        files_by_domain[domain] = path
-    for domain in sorted(files_by_domain):
-        yield from load_tasks(files_by_domain[domain], domain=domain)
 
 
 def task_from_json(data: Any, *, domain: str, goal: str | None = None, index: int | None = None) -> Task:

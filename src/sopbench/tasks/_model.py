@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,3 +36,16 @@ class Task:
     constraints_original_json: Any = field(default=None, repr=False, compare=False)
     # Fields this model does not know (e.g. ``assistant_prompt`` in some trajectory files).
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def task_ids(tasks: Iterable[Task]) -> list[str]:
+    """Each task's id, ``"<domain>/<goal>[<i>]"``, i its position in its goal's list in the order given
+    (a task file's order): how run folders, exports, scored trajectory files and the viewer name a task."""
+    seen: dict[tuple[str, str], int] = {}
+    ids = []
+    for task in tasks:
+        key = (task.domain, task.goal)
+        position = seen.get(key, 0)
+        seen[key] = position + 1
+        ids.append(f"{task.domain}/{task.goal}[{position}]")
+    return ids

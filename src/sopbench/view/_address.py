@@ -14,8 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-import orjson
-
+from sopbench.evaluation import canonical_json
 from sopbench.scoring import RunScore
 
 __all__ = [
@@ -77,7 +76,7 @@ def run_folder_digest(folder: Path, manifest: dict[str, object] | None = None) -
         if manifest is None:
             manifest = {"legacy": folder.name, "config": legacy}
     fixed = {key: manifest.get(key) for key in ("created_at", "config", "legacy")}
-    return _digest(orjson.dumps(fixed, option=orjson.OPT_SORT_KEYS))
+    return _digest(canonical_json(fixed))
 
 
 def task_part(domain: str, task_id: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from sopbench.inspect_eval import InspectLogError, inspect_log_episodes, is_inspect_log
 from sopbench.runner import StoreError, read_run_folder
 from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
+from sopbench.tasks import task_ids
 from sopbench.traces import Record, detect_output_format
 
 from ._address import episode_address, run_folder_digest, source_digest
@@ -88,11 +89,7 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
         return
     configuration = configuration_name(file_configuration(str(path)))
     fmt = detect_output_format(records)
-    positions: dict[str, int] = {}
-    for record in records:
-        position = positions.get(record.task.goal, 0)
-        positions[record.task.goal] = position + 1
-        task_id = f"{record.domain}/{record.task.goal}[{position}]"  # as the runner names tasks
+    for record, task_id in zip(records, task_ids(record.task for record in records), strict=True):
         for run in range(len(record.runs)):
             try:
                 score = score_run(record, run, protocol, output_format=fmt, task_id=task_id)

@@ -15,9 +15,10 @@ from sopbench.agents._protocol import (
     ToolCallRequest,
     register_agent,
 )
+from sopbench.domains import NoActionReading, is_no_action
 
 from ._endpoint import TOOL_CHOICES, ModelSide
-from ._modes import NO_ACTION, fc_messages, parse_text_reply, text_messages
+from ._modes import fc_messages, parse_text_reply, text_messages
 from ._prompts import TOOL_MODES, build_system_prompt
 from ._replies import ChatReply
 
@@ -101,27 +102,28 @@ class OpenAIAgent(ModelSide, Agent):
                 tool_choice=self.tool_choice,
                 **params,
             )
-            return self._fc_turn(reply)
+            return self._fc_turn(reply, self._setup.no_action)
         reasoning = self.tool_mode == "react"
         reply = await self.endpoint.complete(
             text_messages(self.system_prompt, messages, reasoning=reasoning), **params
         )
-        return self._text_turn(reply)
+        return self._text_turn(reply, self._setup.no_action)
 
     # ---- replies ----------------------------------------------------------------------------------
     # A malformed call (bad JSON, an unknown tool, wrong arguments) goes to the runner unaltered: it
     # answers the call with an error result and counts the problem once, from what it executed.
     # ``problems`` names what only the agent can see: a reply it could not read.
-    def _fc_turn(self, reply: ChatReply) -> AgentTurn:
+    def _fc_turn(self, reply: ChatReply, no_action: NoActionReading) -> AgentTurn:
         calls = list(zip(reply.tool_calls, reply.call_problems or [None] * len(reply.tool_calls), strict=True))
-        if any(call.name.strip().lower() in NO_ACTION and not problem for call, problem in calls):
-            calls = []  # a "no action" call means the reply has no tool call (published loop)
         requests = tuple(
             ToolCallRequest(self._unique_id(c.id), c.name, c.arguments, problem) for c, problem in calls
         )
         if reply.raw is not None:  # a malformed reply: named, counted, and its raw JSON kept
             return AgentTurn(reply.content, requests, reply.usage, reply.raw, reply.problems)
-        if requests or (reply.content or "").strip():
+        # The calls go to the runner as the model wrote them: it reads a "no action" call (one rule,
+        # the episode's reading, every agent alike). A reply of no text and only such a call is empty.
+        acts = not any(is_no_action(c.name, no_action) for c in requests)
+        if (requests and acts) or (reply.content or "").strip():
             return AgentTurn(reply.content, requests, reply.usage)
         raw = json.dumps(
             {
@@ -134,12 +136,12 @@ class OpenAIAgent(ModelSide, Agent):
         )
         return AgentTurn(reply.content, requests, reply.usage, raw, (_empty_reply(reply),))
 
-    def _text_turn(self, reply: ChatReply) -> AgentTurn:
+    def _text_turn(self, reply: ChatReply, no_action: NoActionReading) -> AgentTurn:
         # every reply of a text mode keeps its raw text, an empty one included ("")
         raw = reply.raw if reply.problems else reply.content or ""
         if not (reply.content or "").strip():
             return AgentTurn(None, (), reply.usage, raw, (*reply.problems, _empty_reply(reply)))
-        parsed = parse_text_reply(reply.content)
+        parsed = parse_text_reply(reply.content, no_action)
         problems = [*reply.problems, *parsed.problems]
         if reply.tool_calls:
             problems.append("native tool calls in a text-protocol reply are ignored")

@@ -19,12 +19,7 @@ from typing import Any
 
 from sopbench._json import decode_bounded
 from sopbench.agents._protocol import Message
-from sopbench.domains import PLACEHOLDER_NAMES
-
-# A tool name that means "no tool" in every mode: the simulator's no-action names and the other
-# spellings models write for them (the published evaluator's placeholders), or no name at all.
-NO_ACTION = PLACEHOLDER_NAMES | {""}
-
+from sopbench.domains import NoActionReading, is_no_action
 
 # ---- sending --------------------------------------------------------------------------------------
 
@@ -145,11 +140,13 @@ class TextReply:
     problems: tuple[str, ...]
 
 
-def parse_text_reply(text: str | None) -> TextReply:
+def parse_text_reply(text: str | None, no_action: NoActionReading = "published") -> TextReply:
     """Read one ``react`` / ``act-only`` reply.
 
     The text before the first ``Action:`` line (without its ``Thought:`` label) is what the user is
-    told; ``Action: N/A`` or ``None`` means no tool call. A reply without the protocol is kept as a
+    told; ``Action: N/A`` or ``None`` means no tool call (the runner's rule, ``domains.is_no_action``,
+    under the episode's ``no_action`` reading; the name is read without the spaces, quotes and
+    markdown around it). A reply without the protocol is kept as a
     message to the user and named as a problem, as are an ``Action`` without ``Action Input`` and a
     second ``Action`` (only the first call of a reply is executed).
     """
@@ -170,7 +167,7 @@ def parse_text_reply(text: str | None) -> TextReply:
     rest = text[first.end() :]
     following = actions[1].start() - first.end() if len(actions) > 1 else len(rest)
     found = _ACTION_INPUT.search(rest, 0, following)
-    if name.lower() in NO_ACTION:
+    if is_no_action(name, no_action):
         return TextReply(content, None, tuple(problems))
     if found is None:
         problems.append(f"'Action: {name}' has no 'Action Input:' line")
