@@ -82,6 +82,7 @@ VERBS = (
     Row("view", ("R", "traj", "--port", "0"), (TRAJECTORY,)),
     Row("serve-local", ("--model-path", "model.gguf", "--port", "0"), ("model.gguf",)),
     Row("data fetch", ("--domain", "bank", "--from", "http://127.0.0.1:9"), ()),  # writes the user cache
+    Row("local build", ("--cache", "wheels"), ()),  # writes a wheel folder under --cache
 )
 
 # A character device (a sandbox may have replaced /dev/null with a plain file).
