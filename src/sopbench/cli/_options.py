@@ -174,6 +174,17 @@ def choice(option: str, value: str, choices: Sequence[str]) -> str:
     return value
 
 
+# --rank-by of leaderboard and report (checked against rank_choices())
+RankBy = Annotated[
+    str,
+    typer.Option(
+        metavar="pass|balanced",
+        help="Rank by the Overall pass rate, or by the balanced score (mean of the must-succeed and "
+        "must-refuse rates).",
+    ),
+]
+
+
 def rank_choices() -> tuple[str, ...]:
     """What --rank-by takes (the leaderboard's orders)."""
     from sopbench.scoring import RANK_BY

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from ._app import app
 from ._contract import verb
 from ._job import Job, OutputTarget, UserError, current_job, err_console
-from ._options import ProtocolName, Sources, choice, chosen_protocol, price_table_of, rank_choices
+from ._options import ProtocolName, RankBy, Sources, choice, chosen_protocol, price_table_of, rank_choices
 from ._sources import baseline_tasks, find_sources, no_episode, nothing_found, run_folder_errors
 
 OutputOption = Annotated[
@@ -53,14 +53,6 @@ TasksDir = Annotated[
         show_default=False,
         help="Task files to play the refuse-all and no-verify floors on "
         "(default: the sources' own tasks: a run folder's manifest, the tasks inside trajectory files).",
-    ),
-]
-RankBy = Annotated[
-    str,
-    typer.Option(
-        metavar="pass|balanced",
-        help="Rank by the Overall pass rate, or by the balanced score (mean of the must-succeed and "
-        "must-refuse rates).",
     ),
 ]
 ViewerUrl = Annotated[

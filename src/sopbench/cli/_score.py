@@ -22,6 +22,7 @@ from ._options import (
     ProtocolName,
     QuirkOff,
     QuirkOn,
+    RankBy,
     Sources,
     breakdowns_of,
     card_choice,
@@ -125,14 +126,6 @@ OutputOption = Annotated[
 ]
 PassHatK = Annotated[
     bool, typer.Option("--pass-hat-k", help="Add pass^k columns (k = 2..K) for tasks run K times.")
-]
-RankBy = Annotated[
-    str,
-    typer.Option(
-        metavar="pass|balanced",
-        help="Rank by the Overall pass rate, or by the balanced score (mean of the must-succeed and "
-        "must-refuse rates).",
-    ),
 ]
 LeaderboardRunsOption = Annotated[
     str,
