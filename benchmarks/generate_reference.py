@@ -23,7 +23,7 @@ import orjson
 
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.generation import generate
-from sopbench.runner import RunConfig, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, export_jsonl, open_existing, run
 
 
 def main() -> int:
@@ -43,7 +43,7 @@ def main() -> int:
         generate(domains, tasks, seed=args.seed, goals=goals)
         generating = time.perf_counter() - started
         started = time.perf_counter()
-        config = RunConfig(
+        config = RunSpec(
             agent="reference", domains=tuple(domains), tasks=tasks, output=runs, baselines=False
         )
         report = run(config)

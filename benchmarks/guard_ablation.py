@@ -34,13 +34,13 @@ from pathlib import Path
 
 from sopbench.domains import LenientSystem, get_domain, replay_calls, task_oracle
 from sopbench.guard import Guard, ToolCall
-from sopbench.runner import RunConfig, Store, run, select_tasks
+from sopbench.runner import RunSpec, Store, run, select_tasks
 
 AGENTS = ("no-verify", "refuse-all", "reference")
 MODES = ("prompt", "guard", "program")
 
 
-def measure(config: RunConfig, tasks_by_id: dict) -> dict:
+def measure(config: RunSpec, tasks_by_id: dict) -> dict:
     started = time.perf_counter()
     report = run(config)
     seconds = time.perf_counter() - started
@@ -121,10 +121,10 @@ def main() -> None:
         ]
     results = []
     with tempfile.TemporaryDirectory() as scratch:
-        probe = RunConfig(agent="reference", tasks=args.tasks, output=Path(scratch) / "probe")
+        probe = RunSpec(agent="reference", tasks=args.tasks, output=Path(scratch) / "probe")
         tasks_by_id = {task_id: task for task, task_id in select_tasks(probe)}
         for number, plan in enumerate(plans):
-            config = RunConfig(tasks=args.tasks, output=Path(scratch) / str(number), baselines=False,
+            config = RunSpec(tasks=args.tasks, output=Path(scratch) / str(number), baselines=False,
                                concurrency=8, **plan)
             result = measure(config, tasks_by_id)
             results.append(result)
@@ -133,7 +133,7 @@ def main() -> None:
         for mode in ("prompt", "guard"):  # a recorded model: one run per domain file, pooled
             parts = []
             for number, plan in enumerate(p for p in replays if p["env_mode"] == mode):
-                config = RunConfig(tasks=args.tasks, output=Path(scratch) / f"replay-{mode}-{number}",
+                config = RunSpec(tasks=args.tasks, output=Path(scratch) / f"replay-{mode}-{number}",
                                    baselines=False, concurrency=8, **plan)
                 parts.append(measure(config, tasks_by_id))
             if parts:

@@ -27,7 +27,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log_sample_summaries
 
 from sopbench.inspect_eval import SCORER_NAME, reference_model, sopbench
-from sopbench.runner import STORE_NAME, RunConfig, run
+from sopbench.runner import STORE_NAME, RunSpec, run
 
 assert reference_model  # registers the sopbench-reference provider
 
@@ -42,7 +42,7 @@ def main() -> int:
         base = Path(scratch)
         started = time.perf_counter()
         run(
-            RunConfig(
+            RunSpec(
                 agent="reference",
                 domains=args.domains,
                 tasks=None if args.tasks == "generated" else Path(args.tasks),

@@ -39,9 +39,9 @@ def run_episodes(
     url: str, args: argparse.Namespace, *, domains, concurrency: int, limit: int | None, output: Path
 ):
     """One ``sopbench.runner.run`` call; returns its report and the wall time."""
-    from sopbench.runner import RunConfig, run  # the runner's public API (issue 11)
+    from sopbench.runner import RunSpec, run  # the runner's public API (issue 11)
 
-    config = RunConfig(
+    config = RunSpec(
         domains=tuple(domains),
         agent="openai",
         agent_options={"base_url": url, "model": "loopback", "tool_mode": args.tool_mode},

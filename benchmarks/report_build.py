@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources
-from sopbench.runner import RunConfig, run
+from sopbench.runner import RunSpec, run
 from sopbench.scoring import SOUND
 from sopbench.tasks import iter_all_tasks
 from sopbench.traces import iter_trajectory_files
@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary) / "reference"
-        run(RunConfig(agent="reference", tasks=args.tasks, output=folder, baselines=False))
+        run(RunSpec(agent="reference", tasks=args.tasks, output=folder, baselines=False))
         for embed in (False, True):
             measure("run folder of the reference agent", [folder], args.tasks, embed)
     if not args.skip_dev:

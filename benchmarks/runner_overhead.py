@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sopbench.agents import NoUser, Reference
 from sopbench.domains import LenientSystem, get_domain
-from sopbench.runner import Limits, RunConfig, episode_setup, run, run_episode, select_tasks
+from sopbench.runner import Limits, RunSpec, episode_setup, run, run_episode, select_tasks
 
 
 class TimedReference(Reference):
@@ -79,7 +79,7 @@ def overhead(pairs, repeat: int) -> tuple[float, float, int]:
 def throughput(tasks: Path, concurrency: int) -> tuple[float, int]:
     folder = Path(tempfile.mkdtemp(prefix="sopbench-bench-"))
     try:
-        config = RunConfig(
+        config = RunSpec(
             agent="reference", tasks=tasks, output=folder, concurrency=concurrency, baselines=False
         )
         started = time.perf_counter()
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=Path("../shared/sopbench/tasks"))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    pairs = select_tasks(RunConfig(agent="reference", tasks=args.tasks, output=Path("unused")))
+    pairs = select_tasks(RunSpec(agent="reference", tasks=args.tasks, output=Path("unused")))
     runner, agent, steps = overhead(pairs, args.repeat)
     played: list = []
     asyncio.run(play_all(pairs, played))

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunConfig, open_existing, run, select_tasks
+from sopbench.runner import RunSpec, open_existing, run, select_tasks
 from sopbench.scoring import SOUND, load_records, score_run
 from sopbench.traces import detect_output_format
 
@@ -33,7 +33,7 @@ def _rows(folder: Path) -> list[dict]:
 def reference_rows(published_tasks_dir, tmp_path_factory) -> list[dict]:
     output = tmp_path_factory.mktemp("reference")
     run(
-        RunConfig(
+        RunSpec(
             agent="reference", tasks=published_tasks_dir, output=output, concurrency=16, baselines=False
         )
     )
@@ -57,7 +57,7 @@ def test_reference_uses_only_offered_tools_and_never_a_malformed_call(reference_
 def test_refuse_all_and_no_verify_behave_as_their_names_say(published_tasks_dir, tmp_path):
     for agent in ("refuse-all", "no-verify"):
         run(
-            RunConfig(
+            RunSpec(
                 agent=agent,
                 domains=("bank", "dmv"),
                 tasks=published_tasks_dir,
@@ -115,7 +115,7 @@ def test_replay_reproduces_a_recorded_file_and_its_verdicts(
     tasks = {
         task_id: task
         for task, task_id in select_tasks(
-            RunConfig(agent="replay", domains=("university",), tasks=published_tasks_dir, output=tmp_path)
+            RunSpec(agent="replay", domains=("university",), tasks=published_tasks_dir, output=tmp_path)
         )
     }
     for row in rows:
@@ -150,7 +150,7 @@ def test_reference_never_reads_the_database_graph_expected_outcome_or_expanded_s
             )
             await super().start(dataclasses.replace(setup, task=task))
 
-    config = RunConfig(
+    config = RunSpec(
         agent="reference", domains=("bank", "hotel", "library"), tasks=published_tasks_dir, output=Path("x")
     )
     for task, task_id in select_tasks(config)[::3]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sopbench.generation import generate
-from sopbench.runner import RunConfig, open_existing, run
+from sopbench.runner import RunSpec, open_existing, run
 
 # Goals whose tasks once needed a value the user was not given (a login before reading a balance,
 # the major behind a course-overlap check), or refused for a reason the agent could not see (a
@@ -24,7 +24,7 @@ def played(tmp_path_factory):
     folder = tmp_path_factory.mktemp("generated")
     goals = [goal for wanted in GOALS.values() for goal in wanted]
     generate(list(GOALS), folder / "tasks", seed=0, goals=goals)
-    config = RunConfig(
+    config = RunSpec(
         agent="reference",
         domains=tuple(GOALS),
         tasks=folder / "tasks",

@@ -11,7 +11,7 @@ import pytest
 
 from sopbench.domains import get_domain, run_reference_path
 from sopbench.generation import HIDDEN_PREREQUISITE_KEY, HIDDEN_REFUSAL, generate
-from sopbench.runner import RunConfig, open_existing, run
+from sopbench.runner import RunSpec, open_existing, run
 from sopbench.tasks import load_tasks
 
 # seed -> (domain, goals or None for all of them)
@@ -76,7 +76,7 @@ def test_every_task_passes_the_strict_oracle(generated):
 def test_the_reference_agent_passes_every_task(generated):
     _, domain, folder, _ = generated
     report = run(
-        RunConfig(
+        RunSpec(
             agent="reference",
             domains=(domain,),
             tasks=folder / "tasks",

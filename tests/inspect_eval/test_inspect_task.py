@@ -22,7 +22,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from sopbench.cli import app  # noqa: E402
 from sopbench.inspect_eval import SCORER_NAME, reference_model, sopbench  # noqa: E402
-from sopbench.runner import STORE_NAME, RunConfig, run  # noqa: E402
+from sopbench.runner import STORE_NAME, RunSpec, run  # noqa: E402
 
 assert reference_model  # registers the sopbench-reference provider
 
@@ -44,7 +44,7 @@ def _verdicts_of_log(log) -> dict[str, tuple[dict, dict]]:
 def reference_logs(tmp_path_factory):
     """The reference policy played by ``sopbench run`` and through Inspect, on the same tasks."""
     base = tmp_path_factory.mktemp("inspect")
-    run(RunConfig(agent="reference", domains=DOMAINS, output=base / "run", baselines=False))
+    run(RunSpec(agent="reference", domains=DOMAINS, output=base / "run", baselines=False))
     logs = inspect_eval(
         sopbench(domain=DOMAINS),
         model="sopbench-reference/reference",

@@ -19,7 +19,7 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from sopbench.inspect_eval import SCORER_NAME, SopbenchTaskError, sopbench  # noqa: E402
-from sopbench.runner import STORE_NAME, RunConfig, run  # noqa: E402
+from sopbench.runner import STORE_NAME, RunSpec, run  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 from chat_server import call, serve  # noqa: E402
@@ -33,7 +33,7 @@ def _played_by_run(tasks: Path, output: Path, name: str, reading: str | None) ->
     settings = {} if reading is None else {"no_action": reading}
     with serve([call(name, "{}", content=TEXT), call("exit_conversation")]) as server:
         report = run(
-            RunConfig(
+            RunSpec(
                 agent="openai",
                 agent_options={"base_url": server.url, "model": "m", "max_retries": 1},
                 tasks=tasks,
@@ -101,4 +101,4 @@ def test_a_reading_that_does_not_exist_is_named(tmp_path):
     with pytest.raises(SopbenchTaskError, match="no_action must be one of published, wide, not 'loose'"):
         sopbench(domain="bank", limit=1, no_action="loose")
     with pytest.raises(ValueError, match="no_action"):
-        RunConfig(agent="reference", output=tmp_path, no_action="loose")
+        RunSpec(agent="reference", output=tmp_path, no_action="loose")

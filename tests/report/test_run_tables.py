@@ -15,7 +15,7 @@ from rich.console import Console
 
 from sopbench.generation import generate_domain
 from sopbench.report import run_tables
-from sopbench.runner import RunConfig, run
+from sopbench.runner import RunSpec, run
 
 CHAT_SERVER = Path(__file__).resolve().parents[1] / "agents" / "chat_server.py"
 
@@ -30,7 +30,7 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(tasks: Path, tmp_path_factory: pytest.TempPathFactory):
-    done = run(RunConfig(agent="no-verify", tasks=tasks, output=tmp_path_factory.mktemp("run") / "r", runs=3))
+    done = run(RunSpec(agent="no-verify", tasks=tasks, output=tmp_path_factory.mktemp("run") / "r", runs=3))
     # The longest published domain name, so that the widest first column is measured.
     domains = dict(done.summary.domains)
     domains = {"online_market" if name == "bank" else name: value for name, value in domains.items()}

@@ -15,7 +15,7 @@ from sopbench.agents.openai import build_system_prompt
 from sopbench.cli import app
 from sopbench.runner import (
     Limits,
-    RunConfig,
+    RunSpec,
     episode_setup,
     export_jsonl,
     open_existing,
@@ -134,7 +134,7 @@ def test_old_constraint_format_numbers_the_distinct_constraints(bank):
 
 
 def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_tasks, tmp_path):
-    config = RunConfig(
+    config = RunSpec(
         agent="no-verify", tasks=small_tasks, output=tmp_path / "g", domains=("bank",), env_mode="guard",
         shuffle_tools=True, constraint_format="old", default_sop="required", baselines=False,
     )
@@ -188,7 +188,7 @@ def test_the_wide_no_action_reading_is_part_of_the_runs_identity(small_tasks, tm
 
 
 def test_program_mode_runs_are_scored_against_the_strict_system_they_talked_to(small_tasks, tmp_path):
-    config = RunConfig(agent="no-verify", tasks=small_tasks, output=tmp_path / "p", domains=("bank",),
+    config = RunSpec(agent="no-verify", tasks=small_tasks, output=tmp_path / "p", domains=("bank",),
                        env_mode="program", baselines=False)
     run(config)
     store = open_existing(tmp_path / "p")

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from sopbench.agents import agent_factory, user_factory
-from sopbench.runner import Episode, Limits, RunConfig, episode_setup, play, run_episode, select_tasks
+from sopbench.runner import Episode, Limits, RunSpec, episode_setup, play, run_episode, select_tasks
 from sopbench.runner._scored import episode_row
 
 
 def _bank_task(published_tasks_dir: Path, index: int = 0):
-    config = RunConfig(agent="reference", domains=("bank",), tasks=published_tasks_dir, output=Path("unused"))
+    config = RunSpec(agent="reference", domains=("bank",), tasks=published_tasks_dir, output=Path("unused"))
     return select_tasks(config)[index]
 
 
@@ -85,8 +85,8 @@ def test_max_turns_is_checked_before_each_reply_as_published(published_tasks_dir
     assert len(result.messages) == 21 and result.end == "max_actions"
 
 
-def _config(tmp_path: Path, agent: str, tasks: Path, **extra) -> RunConfig:
-    return RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=tmp_path / "run", **extra)
+def _config(tmp_path: Path, agent: str, tasks: Path, **extra) -> RunSpec:
+    return RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=tmp_path / "run", **extra)
 
 
 def test_an_agent_that_raises_or_times_out_is_an_infra_error(published_tasks_dir, tmp_path):

@@ -9,7 +9,7 @@ import re
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunConfig, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, export_jsonl, open_existing, run
 from sopbench.scoring import SOUND, score_paths
 
 REQUIRED = {
@@ -46,7 +46,7 @@ VERDICT = {
 
 
 def _run(tmp_path, tasks, name="run", **extra):
-    config = RunConfig(agent="reference", tasks=tasks, output=tmp_path / name, baselines=False, **extra)
+    config = RunSpec(agent="reference", tasks=tasks, output=tmp_path / name, baselines=False, **extra)
     run(config)
     return tmp_path / name
 

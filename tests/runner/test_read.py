@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from sopbench.generation import generate_domain
-from sopbench.runner import SCHEMA_VERSION, STORE_NAME, RunConfig, StoreError, read_run_folder, run
+from sopbench.runner import SCHEMA_VERSION, STORE_NAME, RunSpec, StoreError, read_run_folder, run
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def run_folder(tmp_path_factory):
     (tasks / "bank_tasks.json").write_bytes(
         generate_domain("bank", seed=0, goals_wanted=["transfer_funds"]).to_json()
     )
-    run(RunConfig(agent="reference", domains=("bank",), tasks=tasks, output=folder / "run", baselines=False))
+    run(RunSpec(agent="reference", domains=("bank",), tasks=tasks, output=folder / "run", baselines=False))
     return folder / "run"
 
 

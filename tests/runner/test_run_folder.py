@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from sopbench import __version__
 from sopbench.cli import app
 from sopbench.runner import (
-    RunConfig,
+    RunSpec,
     StoreError,
     open_existing,
     run,
@@ -31,8 +31,8 @@ from sopbench.runner import (
 runner = CliRunner()
 
 
-def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunConfig:
-    return RunConfig(agent=agent, tasks=tasks, output=output, baselines=False, **extra)
+def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunSpec:
+    return RunSpec(agent=agent, tasks=tasks, output=output, baselines=False, **extra)
 
 
 def _cli(*args: object):
@@ -92,8 +92,8 @@ def test_the_manifest_says_what_was_run_on_which_tasks(small_tasks, tmp_path):
 
 
 def test_settings_that_change_no_result_are_not_identity():
-    base = RunConfig(agent="openai", output="x", agent_options={"model": "m"})
-    same = RunConfig(
+    base = RunSpec(agent="openai", output="x", agent_options={"model": "m"})
+    same = RunSpec(
         agent="openai",
         output="y",
         concurrency=1,
@@ -108,7 +108,7 @@ def test_settings_that_change_no_result_are_not_identity():
         },
     )
     assert base.identity() == same.identity()
-    other = RunConfig(agent="openai", output="x", agent_options={"model": "m", "max_tokens": 64})
+    other = RunSpec(agent="openai", output="x", agent_options={"model": "m", "max_tokens": 64})
     assert other.identity()["max_tokens"] == 64 and other.identity() != base.identity()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import RunConfig, run
+from sopbench.runner import RunSpec, run
 
 CHAT_SERVER = Path(__file__).resolve().parents[1] / "agents" / "chat_server.py"
 
@@ -98,8 +98,8 @@ def rows(folder: Path) -> list[dict]:
     return [dict(r) for r in db.execute("SELECT * FROM episodes ORDER BY task_id")]
 
 
-def config(url: str, tasks: Path, output: Path, **agent: object) -> RunConfig:
-    return RunConfig(
+def config(url: str, tasks: Path, output: Path, **agent: object) -> RunSpec:
+    return RunSpec(
         agent="openai",
         agent_options={"base_url": url, "model": "m", "max_retries": 1, "retry_initial_backoff": 0.001, **agent},
         tasks=tasks / "bank_tasks.json",

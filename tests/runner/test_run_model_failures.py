@@ -26,7 +26,7 @@ from sopbench.agents import (
 )
 from sopbench.cli import app
 from sopbench.domains import EXIT_TOOL
-from sopbench.runner import RunConfig, RunConfigError, run
+from sopbench.runner import RunSpec, RunSpecError, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import Reply, call, error, say, serve  # noqa: E402
@@ -81,8 +81,8 @@ def rows(folder: Path) -> list[dict]:
     return [dict(r) for r in db.execute("SELECT * FROM episodes ORDER BY task_id")]
 
 
-def openai_config(url: str, tasks: Path, output: Path, **update) -> RunConfig:
-    return RunConfig(
+def openai_config(url: str, tasks: Path, output: Path, **update) -> RunSpec:
+    return RunSpec(
         agent="openai",
         agent_options={"base_url": url, "model": "m", "api_key_env": KEY_ENV, "retry_initial_backoff": 0.001},
         tasks=tasks / "bank_tasks.json",
@@ -95,7 +95,7 @@ def openai_config(url: str, tasks: Path, output: Path, **update) -> RunConfig:
 def test_a_blocking_plugin_is_abandoned_at_the_episode_timeout_and_its_transcript_kept(small_tasks, tmp_path):
     started = time.monotonic()
     report = run(
-        RunConfig(
+        RunSpec(
             agent="test-blocking",
             tasks=small_tasks / "bank_tasks.json",
             limit=1,
@@ -173,7 +173,7 @@ def test_episodes_in_which_the_model_never_replied_are_counted_apart_not_scored_
 
 def test_baselines_are_compared_on_the_agents_scored_tasks_only(small_tasks, tmp_path):
     report = run(
-        RunConfig(agent="test-half-broken", tasks=small_tasks / "bank_tasks.json", output=tmp_path / "r")
+        RunSpec(agent="test-half-broken", tasks=small_tasks / "bank_tasks.json", output=tmp_path / "r")
     )
     scored = report.summary.overall.runs
     assert report.infra_errors == 3 and scored == 3
@@ -211,7 +211,7 @@ def test_neither_a_key_in_the_base_url_nor_one_echoed_by_the_server_reaches_the_
 
     with serve(answer) as server:
         url = server.url.replace("http://", f"http://user:{KEY}@")
-        with pytest.raises(RunConfigError, match="carries credentials") as refused:  # before any request
+        with pytest.raises(RunSpecError, match="carries credentials") as refused:  # before any request
             run(openai_config(url, small_tasks, tmp_path / "r", limit=1))
         run(openai_config(server.url, small_tasks, tmp_path / "s", limit=1, agent_options={
             "base_url": server.url, "model": "m", "api_key_env": KEY_ENV, "max_retries": 0}))  # fmt: skip

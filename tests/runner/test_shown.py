@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunConfig, open_existing, run
+from sopbench.runner import RunSpec, open_existing, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import benchmark_model, serve  # noqa: E402
@@ -17,7 +17,7 @@ from chat_server import benchmark_model, serve  # noqa: E402
 
 def _run(tasks: Path, output: Path, url: str, mode: str) -> None:
     run(
-        RunConfig(
+        RunSpec(
             agent="openai",
             agent_options={"base_url": url, "model": "m", "tool_mode": mode},
             tasks=tasks / "bank_tasks.json",
@@ -68,7 +68,7 @@ def test_each_distinct_prompt_and_tool_list_is_stored_once_and_exported(small_ta
 
 def test_agents_that_call_no_model_leave_nothing_to_show(small_tasks, tmp_path):
     run(
-        RunConfig(
+        RunSpec(
             agent="reference",
             tasks=small_tasks / "bank_tasks.json",
             limit=2,

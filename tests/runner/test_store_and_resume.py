@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import RunConfig, StoreError, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, StoreError, export_jsonl, open_existing, run
 
 
-def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunConfig:
-    return RunConfig(agent=agent, tasks=tasks, output=output, baselines=False, **extra)
+def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunSpec:
+    return RunSpec(agent=agent, tasks=tasks, output=output, baselines=False, **extra)
 
 
 def test_resume_skips_finished_episodes(small_tasks, tmp_path):

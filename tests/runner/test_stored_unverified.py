@@ -1,12 +1,12 @@
 """A run folder keeps what each failed procedure left unverified, so its breakdown by constraint is
 the one its transcripts give, and an older store (without it) still reads."""
 
-from sopbench.runner import RunConfig, open_existing, row_score, run
+from sopbench.runner import RunSpec, open_existing, row_score, run
 from sopbench.statistics import breakdown
 
 
 def _rows(tmp_path, small_tasks):
-    run(RunConfig(agent="no-verify", tasks=small_tasks, output=tmp_path / "run", baselines=False))
+    run(RunSpec(agent="no-verify", tasks=small_tasks, output=tmp_path / "run", baselines=False))
     store = open_existing(tmp_path / "run")
     rows = [row for row in store.rows() if row["status"] == "completed"]
     store.close()

@@ -18,7 +18,7 @@ from markupsafe import escape
 from starlette.testclient import TestClient
 
 from sopbench.inspect_eval import inspect_log_scores
-from sopbench.runner import LOCK_NAME, RunConfig, RunLock, run, run_in_progress
+from sopbench.runner import LOCK_NAME, RunSpec, RunLock, run, run_in_progress
 from sopbench.scoring import SOUND
 from sopbench.view import (
     EpisodeIndex,
@@ -242,7 +242,7 @@ def test_a_run_is_in_progress_while_its_process_holds_the_lock(tmp_path):
 
 
 def _run(agent: str, tasks: Path, output: Path, limit: int) -> None:
-    run(RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=limit))
+    run(RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=limit))
 
 
 def test_live_sources_add_what_a_run_writes(viewer_sources, tmp_path):
@@ -332,7 +332,7 @@ def test_an_infra_error_episode_played_again_takes_its_place(viewer_sources, tmp
     if "test-view-flaky" not in agent_names():
         register_agent("test-view-flaky")(Flaky)
     folder = tmp_path / "flaky"
-    config = RunConfig(
+    config = RunSpec(
         agent="test-view-flaky",
         domains=("bank",),
         tasks=viewer_sources.tasks,

@@ -246,7 +246,7 @@ def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources,
     """A run folder keeps the system prompt and the tool schemas its model got; the episode page
     shows both (collapsed), every character as text."""
     from sopbench.agents import Reference, Shown, agent_names, register_agent
-    from sopbench.runner import RunConfig, run
+    from sopbench.runner import RunSpec, run
 
     if "test-shown" not in agent_names():
 
@@ -263,7 +263,7 @@ def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources,
 
     folder = tmp_path / "shown"
     run(
-        RunConfig(
+        RunSpec(
             agent="test-shown", domains=("bank",), tasks=viewer_sources.tasks, output=folder, baselines=False
         )
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sopbench.generation import generate_domain
-from sopbench.runner import RunConfig, export_sopbench, open_existing, run
+from sopbench.runner import RunSpec, export_sopbench, open_existing, run
 
 # What an injected message tries: run a script, load an image whose error handler runs one and
 # calls home, follow a javascript: link. Each must show as text.
@@ -40,7 +40,7 @@ def make_viewer_sources(folder: Path) -> ViewerSources:
     generated = generate_domain("bank", seed=0, goals_wanted=["transfer_funds"])
     (tasks / "bank_tasks.json").write_bytes(generated.to_json())
     for agent in ("reference", "no-verify"):
-        run(RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=folder / agent, baselines=False))
+        run(RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=folder / agent, baselines=False))
     store = open_existing(folder / "reference")
     try:
         exported = export_sopbench(store, folder / "exported", tasks)
@@ -108,7 +108,7 @@ def make_crashed_run(folder: Path, tasks: Path) -> Path:
     """A run folder of infra_error episodes (see ``register_crashing_agent``)."""
     agent = register_crashing_agent()
     output = folder / "crashed"
-    run(RunConfig(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=2))
+    run(RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=output, baselines=False, limit=2))
     return output
 
 

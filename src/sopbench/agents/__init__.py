@@ -14,6 +14,17 @@ An agent is one class registered under a name::
 from . import openai  # noqa: E402, F401 - the ``openai`` agent and the ``llm`` / ``adversarial`` users
 from ._baselines import NoVerify, RefuseAll  # noqa: E402
 from ._human import HumanAgent, HumanUser  # noqa: E402
+from ._options import (
+    ENDPOINT_OPTIONS,
+    NoOptions,
+    Options,
+    OptionsError,
+    Side,
+    option,
+    option_marks,
+    options_model,
+    validate_options,
+)
 from ._protocol import (
     Agent,
     AgentFactory,
@@ -41,6 +52,8 @@ from ._replay import Replay  # noqa: E402
 from ._users import NoUser, ScriptedUser, ScriptError, known_values_reply, load_script  # noqa: E402
 
 __all__ = [
+    "ENDPOINT_OPTIONS",
+    "option_marks",
     "Agent",
     "AgentFactory",
     "AgentInfraError",
@@ -50,7 +63,11 @@ __all__ = [
     "EpisodeSetup",
     "HumanAgent",
     "HumanUser",
+    "NoOptions",
     "NoUser",
+    "Options",
+    "OptionsError",
+    "Side",
     "NoVerify",
     "Reference",
     "RefuseAll",
@@ -68,8 +85,11 @@ __all__ = [
     "agent_names",
     "known_values_reply",
     "load_script",
+    "option",
+    "options_model",
     "register_agent",
     "register_user",
     "user_factory",
     "user_names",
+    "validate_options",
 ]

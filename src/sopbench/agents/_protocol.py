@@ -13,13 +13,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from sopbench.constraints import Expr
+from sopbench.domains import DEFAULT_ENVIRONMENT, ConstraintFormat, Environment, EnvMode, NoActionReading
 from sopbench.tasks import Task
-
-if TYPE_CHECKING:
-    from sopbench.domains import NoActionReading
 
 Message = Mapping[str, Any]  # one chat-completions message (see the module docstring)
 
@@ -95,7 +93,8 @@ class EpisodeSetup:
     or for a session constraint such as ``logged_in_user`` the call that establishes it), written in
     the constraint's parameter names; ``None`` when no tool is needed (a check of the arguments).
     It is the structured form of what the prompt's wording and the tool descriptions tell a model.
-    ``env_mode``: ``prompt`` (the constraints are listed for the agent), ``program`` (the environment
+    ``environment``: the episode's environment settings (``sopbench.domains.Environment``), read
+    through ``env_mode``: ``prompt`` (the constraints are listed for the agent), ``program`` (the environment
     enforces them and nothing is listed: ``sops`` is empty) or ``guard`` (listed, and a runtime guard
     refuses unverified service calls); ``constraint_format``: how a listing words them (``structured``
     or the published ``old`` numbered list); ``no_action``: how the runner reads a call's name as "no
@@ -112,9 +111,19 @@ class EpisodeSetup:
     run: int
     options: Mapping[str, Any] = field(default_factory=dict)
     verifiers: Mapping[str, Expr | None] = field(default_factory=dict)
-    env_mode: str = "prompt"
-    constraint_format: str = "structured"
-    no_action: NoActionReading = "published"
+    environment: Environment = DEFAULT_ENVIRONMENT
+
+    @property
+    def env_mode(self) -> EnvMode:
+        return self.environment.env_mode
+
+    @property
+    def constraint_format(self) -> ConstraintFormat:
+        return self.environment.constraint_format
+
+    @property
+    def no_action(self) -> NoActionReading:
+        return self.environment.no_action
 
 
 class AgentInfraError(Exception):

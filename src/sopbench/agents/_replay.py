@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import field_validator
+
 from sopbench.evaluation import canonical_json
 from sopbench.tasks import Task
 from sopbench.traces import LoadError, Record, Run, iter_records
 
 from ._baselines import exit_turn
+from ._options import Options, option
 from ._protocol import (
     Agent,
     AgentInfraError,
@@ -72,10 +75,18 @@ class Replay(Agent):
 
     name = "replay"
 
+    class Options(Options):
+        trajectories: str = option(help="A published trajectory file.")
+
+        @field_validator("trajectories")
+        @classmethod
+        def _exists(cls, value: str) -> str:
+            if not Path(value).is_file():
+                raise ValueError(f"no such trajectory file: {value}")
+            return value
+
     def __init__(self, trajectories: str | Path) -> None:
-        path = Path(trajectories)
-        if not path.is_file():
-            raise ValueError(f"no such trajectory file: {path}")
+        path = Path(self.Options(trajectories=str(trajectories)).trajectories)
         self.path: str | None = str(path)
         self.given: Run | None = None
         self.model = path.name

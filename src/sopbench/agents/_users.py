@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import field_validator
+
 from sopbench._io import LoadError, read_json
 from sopbench.domains import EXIT_TOOL
 
+from ._options import Options, option
 from ._protocol import EpisodeSetup, Message, User, UserTurn, register_user
 
 
@@ -74,6 +77,15 @@ class ScriptedUser(User):
     used up the user ends the conversation. A task id under ``tasks`` overrides the defaults."""
 
     name = "scripted"
+
+    class Options(Options):
+        script: str = option(help="A JSON file of replies.")
+
+        @field_validator("script")
+        @classmethod
+        def _readable(cls, value: str) -> str:
+            load_script(value)
+            return value
 
     def __init__(self, script: str | Path) -> None:
         self.script = load_script(script)

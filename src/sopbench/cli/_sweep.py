@@ -79,7 +79,7 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
     each configuration has stored."""
     from contextlib import nullcontext
 
-    from sopbench.runner import NoTaskToPlay, RunConfigError, RunInterrupted, StoreError
+    from sopbench.runner import NoTaskToPlay, RunInterrupted, RunSpecError, StoreError
     from sopbench.sweep import (
         RayUnavailable,
         SweepDisplay,
@@ -105,7 +105,7 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
         raise
     except NoTaskToPlay as exc:  # no run folder was made
         raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
-    except (SweepError, RunConfigError, StoreError, RayUnavailable) as exc:
+    except (SweepError, RunSpecError, StoreError, RayUnavailable) as exc:
         raise UserError(str(exc)) from None
 
 

@@ -20,6 +20,15 @@ from ._derive import (
     oracle_dependencies,
     simplify,
 )
+from ._environment import (
+    CONSTRAINT_FORMATS,
+    DEFAULT_ENVIRONMENT,
+    ENV_MODES,
+    ENVIRONMENT_SETTINGS,
+    ConstraintFormat,
+    Environment,
+    EnvMode,
+)
 from ._graph import action_graph, default_action_graphs
 from ._mechanism import (
     READ,
@@ -83,6 +92,13 @@ from ._system import (
 )
 
 __all__ = [
+    "CONSTRAINT_FORMATS",
+    "DEFAULT_ENVIRONMENT",
+    "ENV_MODES",
+    "ENVIRONMENT_SETTINGS",
+    "ConstraintFormat",
+    "EnvMode",
+    "Environment",
     "ALL_DOMAINS",
     "UnknownDomainSelection",
     "domain_selection",

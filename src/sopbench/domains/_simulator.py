@@ -8,7 +8,7 @@ decodes recorded runs by them and ``sopbench.diagnosis`` builds its traces withi
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, get_args
 
 from sopbench.tasks import Task
 
@@ -30,7 +30,7 @@ PLACEHOLDER_NAMES = frozenset({"n/a", "na", "none", "null"})
 # of "null" or " N/A " is answered "Error: Tool ... not found."), or ``wide``: also the evaluator's
 # other placeholders (``PLACEHOLDER_NAMES``) and the empty name, spaces around any of them ignored.
 NoActionReading = Literal["published", "wide"]
-NO_ACTION_READINGS: tuple[str, ...] = ("published", "wide")
+NO_ACTION_READINGS: tuple[str, ...] = get_args(NoActionReading)
 
 # The published loop's limits: messages in the transcript (the opening included) and answered calls.
 MAX_MESSAGES = 20
@@ -38,7 +38,7 @@ MAX_CALLS = 10
 
 # ``tool_list``: every tool (``full``) or only the task's action graph's tools (``oracle``).
 ToolList = Literal["full", "oracle"]
-TOOL_LISTS: tuple[str, ...] = ("full", "oracle")
+TOOL_LISTS: tuple[str, ...] = get_args(ToolList)
 
 # The one tool sopbench's ``full`` list never offers: it reads the whole database (the published
 # flag that would have offered it is never set). Every other tool is offered, including the published

@@ -23,6 +23,8 @@ _LAZY = {
     "sopbench_scorer": "_task",
     "pass_hat": "_task",
     "load_samples": "_task",
+    "run_spec": "_task",
+    "samples_of": "_task",
     "SopbenchTaskError": "_task",
     "InspectModelAgent": "_sides",
     "InspectModelUser": "_sides",

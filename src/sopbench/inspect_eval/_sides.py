@@ -33,10 +33,13 @@ from sopbench.agents import (
     ContextLengthExceeded,
     EpisodeSetup,
     Message,
+    NoOptions,
     ToolCallRequest,
     Usage,
     User,
     UserTurn,
+    register_agent,
+    register_user,
 )
 from sopbench.agents.openai import (
     EXIT_TOOL_SCHEMA,
@@ -150,11 +153,17 @@ def _usage(output: ModelOutput) -> Usage:
     return Usage(usage.input_tokens, usage.output_tokens)
 
 
+# The Inspect model role ``user`` as sopbench's ``llm`` user (the task's ``user=llm``).
+INSPECT_LLM_USER = "inspect-llm"
+
+
+@register_agent("inspect")
 class InspectModelAgent(Agent):
     """An Inspect model plays the assistant with native tool calling, told our ``fc`` system prompt."""
 
     name = "inspect"
     tool_mode = "fc"
+    Options = NoOptions  # the model is Inspect's (``--model``); ``model`` is for library use
 
     def __init__(self, model: Model | None = None) -> None:
         self._model = model
@@ -188,14 +197,18 @@ class InspectModelAgent(Agent):
         return AgentTurn(content=output.message.text or None, tool_calls=calls, usage=_usage(output))
 
 
+@register_user(INSPECT_LLM_USER)
 class InspectModelUser(User):
     """Our ``llm`` user played by the Inspect model role ``user`` (default: the evaluated model).
 
     As ``sopbench run --user llm``: it holds ``exit_conversation``, opens with the task's prompt,
-    first insists, then lets the model answer on the conversation's text, roles swapped."""
+    first insists, then lets the model answer on the conversation's text, roles swapped. The task's
+    ``user=llm`` plays it (registered as ``inspect-llm``: the ``llm`` user of ``run`` is a model
+    behind an endpoint, with options of its own)."""
 
     name = "llm"
     holds_exit = True
+    Options = NoOptions
 
     def __init__(self, model: Model | None = None) -> None:
         self._model = model

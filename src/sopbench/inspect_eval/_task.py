@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from math import comb
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -26,13 +26,12 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from sopbench.agents import Usage, user_factory
+from sopbench.agents import OptionsError, Usage, user_factory
 from sopbench.constraints import dump
-from sopbench.domains import MAX_CALLS, MAX_MESSAGES, NO_ACTION_READINGS, NoActionReading
 from sopbench.runner import (
     Limits,
-    RunConfig,
-    RunConfigError,
+    RunSpec,
+    RunSpecError,
     episode_seed,
     episode_setup,
     run_episode,
@@ -44,7 +43,7 @@ from sopbench.scoring import ScoringError
 from sopbench.tasks import Task as SopTask
 
 from ._log import SCORER_NAME
-from ._sides import CURRENT_SETUP, InspectModelAgent, InspectModelUser, inspect_messages
+from ._sides import CURRENT_SETUP, INSPECT_LLM_USER, InspectModelAgent, inspect_messages
 
 STORE_KEY = "sopbench"  # how the episode ended, in the sample's store (shown in the log)
 # The finished episodes awaiting their score, by sample uuid. The transcript and final database stay
@@ -57,21 +56,53 @@ class SopbenchTaskError(ValueError):
     """A task parameter that cannot be used (the message names it)."""
 
 
-def load_samples(
-    domain: str = "all", tasks: str = "generated", tool_list: str = "full", limit: int | None = None
-) -> tuple[list[Sample], dict[str, SopTask]]:
-    """The samples of the selection (id = our task id), and the sopbench tasks by id."""
+def run_spec(
+    domain: str = "all",
+    tasks: str = "generated",
+    tool_list: str | None = None,
+    seed: int | None = None,
+    user: str = "none",
+    limit: int | None = None,
+    max_turns: int | None = None,
+    max_actions: int | None = None,
+    no_action: str | None = None,
+) -> RunSpec:
+    """The task parameters as a ``RunSpec`` (the evaluated model as agent ``inspect``; user ``llm`` is
+    the Inspect model role ``user``): a parameter not given takes the run's default, and a wrong one
+    is a ``SopbenchTaskError`` naming it."""
+    given = {
+        "tool_list": tool_list, "seed": seed, "limit": limit, "max_turns": max_turns,
+        "max_actions": max_actions, "no_action": no_action,
+    }  # fmt: skip
     try:
-        config = RunConfig(
+        return RunSpec(
             agent="inspect",
+            user=INSPECT_LLM_USER if user == "llm" else user,
             domains=domain,
             tasks=None if tasks == "generated" else Path(tasks),
             output=Path("."),
-            tool_list=tool_list,
-            limit=limit,
+            **{k: v for k, v in given.items() if v is not None},
         )
-        selected = select_tasks(config)
-    except (RunConfigError, ValueError) as exc:
+    except OptionsError as exc:
+        raise SopbenchTaskError(f"sopbench task: {exc}") from None
+    except ValueError as exc:  # pydantic's ValidationError
+        raise SopbenchTaskError(f"sopbench task: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValueError) -> str:
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    error = exc.errors()[0]
+    return f"{error['loc'][-1] if error['loc'] else 'parameters'}: {error['msg']}"
+
+
+def samples_of(spec: RunSpec) -> tuple[list[Sample], dict[str, SopTask]]:
+    """The samples of the spec's selection (id = our task id), and the sopbench tasks by id."""
+    try:
+        selected = select_tasks(spec)
+    except (RunSpecError, ValueError) as exc:
         raise SopbenchTaskError(f"sopbench task: {exc}") from None
     samples = [
         Sample(
@@ -91,77 +122,61 @@ def load_samples(
     return samples, {task_id: sop_task for sop_task, task_id in selected}
 
 
-def no_action_reading(value: str) -> NoActionReading:
-    """The ``no_action`` task parameter, checked (``-T no_action=wide``)."""
-    if value not in NO_ACTION_READINGS:
-        raise SopbenchTaskError(
-            f"sopbench task: no_action must be one of {', '.join(NO_ACTION_READINGS)}, not {value!r}"
-        )
-    return cast("NoActionReading", value)
+def load_samples(
+    domain: str = "all", tasks: str = "generated", tool_list: str | None = None, limit: int | None = None
+) -> tuple[list[Sample], dict[str, SopTask]]:
+    """The samples of a selection (as the task's parameters name it), and the sopbench tasks by id."""
+    return samples_of(run_spec(domain, tasks, tool_list, limit=limit))
 
 
 @task(name="sopbench")
 def sopbench(
     domain: str = "all",
-    tool_list: str = "full",
+    tool_list: str | None = None,
     tasks: str = "generated",
-    seed: int = 0,
+    seed: int | None = None,
     user: str = "none",
     limit: int | None = None,
-    max_turns: int = MAX_MESSAGES,
-    max_actions: int = MAX_CALLS,
-    no_action: str = "published",
+    max_turns: int | None = None,
+    max_actions: int | None = None,
+    no_action: str | None = None,
 ) -> Task:
     """SOPBench: does the model follow each action's standard operating procedure?
 
     ``domain``: one domain, a comma list or ``all``; ``tasks``: a task file or folder, or
     ``generated`` (the default generated set); ``user``: ``none`` (the published loop's fixed
     replies) or ``llm`` (the model role ``user`` plays the customer); ``limit``: the first N tasks of
-    each domain; ``no_action``: how a call's name is read as "no action", as ``sopbench run
-    --no-action`` (``published`` or ``wide``). ``--epochs K`` plays each task K times; the
-    ``pass_hat`` reducer gives pass^k."""
-    no_action_reading(no_action)  # a bad value is named before the tasks are loaded
-    samples, by_id = load_samples(domain, tasks, tool_list, limit)
+    each domain; ``tool_list``, ``seed``, ``max_turns``, ``max_actions`` and ``no_action`` as
+    ``sopbench run`` takes them (not given: its defaults). ``--epochs K`` plays each task K times;
+    the ``pass_hat`` reducer gives pass^k."""
+    spec = run_spec(domain, tasks, tool_list, seed, user, limit, max_turns, max_actions, no_action)
+    samples, by_id = samples_of(spec)
     return Task(
         dataset=MemoryDataset(samples, name=f"sopbench-{domain}"),
-        solver=sopbench_agent(
-            by_id,
-            tool_list=tool_list,
-            seed=seed,
-            user=user,
-            limits=Limits(max_turns, max_actions),
-            no_action=no_action,
-        ),
-        scorer=sopbench_scorer(by_id, tool_list=tool_list, user=user),
+        solver=sopbench_agent(by_id, spec),
+        scorer=sopbench_scorer(by_id, spec),
         epochs=Epochs(1, [mean_score(), pass_hat()]),
         metadata={
             "sopbench": {
                 "domain": domain,
-                "tool_list": tool_list,
+                "tool_list": spec.tool_list,
                 "tasks": tasks,
-                "seed": seed,
+                "seed": spec.seed,
                 "user": user,
-                "no_action": no_action,
+                "no_action": spec.environment.no_action,
             }
         },
     )
 
 
 @solver
-def sopbench_agent(
-    tasks: dict[str, SopTask],
-    *,
-    tool_list: str = "full",
-    seed: int = 0,
-    user: str = "none",
-    limits: Limits | None = None,
-    no_action: str = "published",
-) -> Solver:
+def sopbench_agent(tasks: dict[str, SopTask], spec: RunSpec | None = None) -> Solver:
     """Plays each sample's episode with the runner's loop: the evaluated model as the agent (native
-    tool calling, our system prompt), ``user`` as the user; the episode is kept in the sample's store."""
-    user_side = user_factory(user) if user != "llm" else InspectModelUser
-    limits = limits or Limits()
-    reading = no_action_reading(no_action)
+    tool calling, our system prompt), the spec's user as the user (default: ``run_spec()``'s); the
+    episode is kept in the sample's store."""
+    spec = spec or run_spec()
+    user_side = user_factory(spec.user)
+    limits = Limits(spec.max_turns, spec.max_actions)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task_id = str(state.sample_id)
@@ -170,16 +185,16 @@ def sopbench_agent(
         setup = episode_setup(
             sop_task,
             task_id,
-            tool_list,
-            episode_seed(seed, task_id, run),
+            spec.tool_list,
+            episode_seed(spec.seed, task_id, run),
             run,
             offer_exit=not getattr(user_side, "holds_exit", False),
-            no_action=reading,
+            environment=spec.environment,
         )
         agent = InspectModelAgent()
         token = CURRENT_SETUP.set(setup)
         try:
-            result = await run_episode(setup, agent, user_side(), limits)
+            result = await run_episode(setup, agent, user_side(**spec.user_options.arguments()), limits)
         finally:
             CURRENT_SETUP.reset(token)
         if result.status != "completed":
@@ -215,10 +230,14 @@ def _usage(usage: Usage) -> dict[str, int]:
 
 
 @scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "domain", all=False, name_template="{group_name}")], name=SCORER_NAME)
-def sopbench_scorer(tasks: dict[str, SopTask], *, tool_list: str = "full", user: str = "none"):
+def sopbench_scorer(tasks: dict[str, SopTask], spec: RunSpec | None = None):
     """Our evaluator on the finished episode (``score_finished_episode``, as ``sopbench run`` scores):
     C when it passes under the sound protocol. The metadata holds the columns a run folder stores:
     the three judgements, the seven published checks and the explanations."""
+
+    spec = spec or run_spec()
+    tool_list = spec.tool_list
+    user = "llm" if spec.user == INSPECT_LLM_USER else spec.user
 
     async def score(state: TaskState, target: Target) -> Score:
         task_id = str(state.sample_id)
@@ -231,7 +250,9 @@ def sopbench_scorer(tasks: dict[str, SopTask], *, tool_list: str = "full", user:
             )
         messages, final_database = finished
         try:
-            scores = score_finished_episode(sop_task, messages, final_database, tool_list=tool_list)
+            scores = score_finished_episode(
+                sop_task, messages, final_database, tool_list=tool_list, ablations=spec.ablations()
+            )
         except ScoringError as exc:
             raise RuntimeError(f"sopbench sample {task_id} cannot be scored: {exc}") from None
         verdict = verdict_column(scores)

@@ -1,7 +1,8 @@
 """Running agents on tasks: the episode runner, its SQLite store, resume and export.
 
->>> from sopbench.runner import RunConfig, run
->>> report = run(RunConfig(agent="reference", domains=("bank",), output="runs/ref"))  # doctest: +SKIP
+>>> from sopbench.runner import RunSpec, run
+>>> spec = RunSpec(agent="openai", agent_options={"model": "qwen2.5"}, domains="bank", output="runs/q")
+>>> report = run(spec)  # doctest: +SKIP
 >>> report.summary.overall.pass_rate  # doctest: +SKIP
 
 Each episode follows the published loop (SPEC §6.1) on a lenient system, is scored with the sound
@@ -24,15 +25,6 @@ from ._baselines import (
     source_baselines,
     source_tasks,
     stored_verdict_name,
-)
-from ._config import (
-    IDENTITY_FIELDS,
-    MAX_RUNS,
-    MAX_SEED,
-    NOT_IDENTITY_OPTIONS,
-    RunConfig,
-    RunConfigError,
-    import_plugins,
 )
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
@@ -64,6 +56,15 @@ from ._run import NoTaskToPlay, RunRefused, run, run_many
 from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, tool_schema
+from ._spec import (
+    EPISODE_TIMEOUT_S,
+    MAX_RUNS,
+    MAX_SEED,
+    RunSpec,
+    RunSpecError,
+    import_plugins,
+    spec_options,
+)
 from ._store import (
     SCHEMA_VERSION,
     RunLock,
@@ -100,11 +101,11 @@ __all__ = [
     "source_baselines",
     "source_tasks",
     "stored_verdict_name",
-    "IDENTITY_FIELDS",
+    "EPISODE_TIMEOUT_S",
     "LOCK_NAME",
     "MAX_RUNS",
     "MAX_SEED",
-    "NOT_IDENTITY_OPTIONS",
+    "spec_options",
     "NoTaskToPlay",
     "RunInterrupted",
     "RunRefused",
@@ -127,8 +128,8 @@ __all__ = [
     "PlainProgress",
     "Progress",
     "progress_line",
-    "RunConfig",
-    "RunConfigError",
+    "RunSpec",
+    "RunSpecError",
     "RunReport",
     "ProtocolCounts",
     "baseline_scores",

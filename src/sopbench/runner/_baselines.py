@@ -30,12 +30,12 @@ from sopbench.scoring import (
 )
 from sopbench.tasks import LoadError, Task, task_digest
 
-from ._config import RunConfig, RunConfigError
 from ._export import tasks_by_id
 from ._manifest import DIGEST_SHOWN, task_set_digest
 from ._plan import Episode, episode_seed, with_ids
 from ._record import episode_record
 from ._scored import episode_row, play, row_score
+from ._spec import RunSpec, RunSpecError
 from ._store import STORE_NAME, StoreError, default_tasks_path, open_existing
 
 BASELINE_AGENTS = ("refuse-all", "no-verify")
@@ -57,7 +57,7 @@ class Baselines:
         return {name: summarize(scores) for name, scores in self.scores.items()}
 
 
-def baseline_summaries(config: RunConfig, selected: list[tuple[Task, str]]) -> dict[str, Summary]:
+def baseline_summaries(config: RunSpec, selected: list[tuple[Task, str]]) -> dict[str, Summary]:
     """refuse-all and no-verify on the tasks ``run`` scored (first run only, nothing stored)."""
     return play_baselines(selected, "sound", seed=config.seed).summaries()
 
@@ -85,22 +85,20 @@ def play_baselines(
     """Each baseline of ``names`` played once on each (task, task id), scored under ``protocol``
     (``sound``, ``sopbench`` or any protocol object: the stored verdicts of the two, else the
     episode scored again as a record)."""
-    config = RunConfig(agent="refuse-all", output=Path("."), baselines=False, seed=seed)
+    config = RunSpec(agent="refuse-all", output=Path("."), baselines=False, seed=seed)
     return Baselines(
         {name: asyncio.run(_scores(config, tasks, name, protocol, justify_refusal)) for name in names}
     )
 
 
 async def _scores(
-    config: RunConfig,
+    config: RunSpec,
     selected: Sequence[tuple[Task, str]],
     name: str,
     protocol: str | Protocol,
     justify_refusal: bool,
 ) -> list[RunScore]:
-    baseline = config.model_copy(
-        update={"agent": name, "agent_options": {}, "user": "none", "user_options": {}}
-    )
+    baseline = config.replace(agent=name, user="none")
     stored = stored_verdict_name(protocol) if not justify_refusal else None
     scores = []
     for task, task_id in selected:
@@ -167,7 +165,7 @@ def run_folder_tasks(folder: Path, task_ids: Iterable[str] | None = None) -> dic
             raise TaskSetMissing(f"{folder}: its {domain} task file is not in {where} (moved or deleted)")
         try:
             by_id = tasks_by_id(where, domain)
-        except (LoadError, RunConfigError, OSError, KeyError, ValueError) as exc:
+        except (LoadError, RunSpecError, OSError, KeyError, ValueError) as exc:
             raise TaskSetMissing(
                 f"{folder}: its {domain} tasks cannot be read from {where} ({exc})"
             ) from None

@@ -25,14 +25,12 @@ async def play_episode(
     user: User,
     limits: Limits,
     timeout: float | None,
-    *,
-    default_sop: str = "full",
 ) -> EpisodeResult:
     """``run_episode`` bounded by ``timeout`` seconds (this module's docstring). A timed-out episode is an
     ``infra_error`` that keeps its transcript, usage and the request it was waiting on."""
     started = time.perf_counter()
     result = EpisodeResult(status="completed", end="max_turns")
-    episode = run_episode(setup, agent, user, limits, default_sop=default_sop, result=result)
+    episode = run_episode(setup, agent, user, limits, result=result)
     try:
         if _cooperative(agent) and _cooperative(user):
             return await asyncio.wait_for(episode, timeout)

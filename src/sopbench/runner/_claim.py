@@ -6,13 +6,13 @@ from typing import Any
 
 from sopbench.tasks import LoadError, load_tasks
 
-from ._config import RunConfig, RunConfigError
 from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
 from ._plan import task_files, with_ids
+from ._spec import RunSpec, RunSpecError
 from ._store import STORE_NAME, Store, StoreError, open_existing
 
 
-def generated_seed(config: RunConfig) -> int | None:
+def generated_seed(config: RunSpec) -> int | None:
     """The seed of the generated default task set, when the run plays it (no ``tasks`` given)."""
     if config.tasks is not None:
         return None
@@ -21,7 +21,7 @@ def generated_seed(config: RunConfig) -> int | None:
     return DEFAULT_SEED
 
 
-def claim(config: RunConfig, task_set: TaskSet) -> tuple[dict[str, Any], dict[str, str]]:
+def claim(config: RunSpec, task_set: TaskSet) -> tuple[dict[str, Any], dict[str, str]]:
     """The manifest and task digests to record for this run, read from the folder's store without
     changing it; ``StoreError`` when the folder holds another run: a result-determining setting
     differs, or tasks played before are not these tasks. A schema-1 store is adopted (made schema 2
@@ -54,7 +54,7 @@ def claim(config: RunConfig, task_set: TaskSet) -> tuple[dict[str, Any], dict[st
 
 
 def _adopt_schema_1(
-    store: Store, config: RunConfig, task_set: TaskSet, identity: dict[str, Any]
+    store: Store, config: RunSpec, task_set: TaskSet, identity: dict[str, Any]
 ) -> dict[str, str]:
     """The digests of the tasks a schema-1 store's episodes were played on, when the task set named
     now still holds those very tasks (same goal, position, expected outcome and opening message);
@@ -62,7 +62,7 @@ def _adopt_schema_1(
     legacy = store.legacy_config()
     if legacy is not None:
         try:
-            before = RunConfig(output=config.output, **legacy).identity()
+            before = RunSpec(output=config.output, **legacy).identity()
         except (ValueError, KeyError, TypeError):
             before = legacy
         problems = differences(before, identity)
@@ -94,7 +94,7 @@ def _adopt_schema_1(
             for file_domain, file in files.items()
             for task, task_id in with_ids(load_tasks(file, domain=file_domain))
         }
-    except (RunConfigError, LoadError) as exc:
+    except (RunSpecError, LoadError) as exc:
         raise StoreError(
             f"{store.folder} was made by an earlier sopbench (schema 1) and its episodes cannot be matched "
             f"with the tasks of {config.tasks_path} ({exc}); {hint}"

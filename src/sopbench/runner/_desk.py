@@ -97,12 +97,12 @@ def _argument_problem(system: LenientSystem | StrictSystem, name: str, arguments
     return f"{name}: {'; '.join(parts)}" if parts else None
 
 
-def episode_system(setup: EpisodeSetup, default_sop: str = "full") -> LenientSystem | StrictSystem:
+def episode_system(setup: EpisodeSetup) -> LenientSystem | StrictSystem:
     """The system the agent talks to: lenient (env_mode ``prompt`` and ``guard``), or, in
     ``program``, the task's strict system, which refuses a call whose constraints do not hold
-    (every tool's default SOP of option ``default_sop``, the task's own for its goal)."""
+    (every tool's default SOP of the environment's ``default_sop``, the task's own for its goal)."""
     task = setup.task
     domain = get_domain(task.domain)
     if setup.env_mode == "program":
-        return task_oracle(domain, task, option=default_sop, atomic=False)  # type: ignore[arg-type]
+        return task_oracle(domain, task, option=setup.environment.default_sop, atomic=False)
     return LenientSystem(domain, task.initial_database, task.constraint_parameters, atomic=False)

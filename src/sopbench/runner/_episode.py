@@ -105,13 +105,12 @@ async def run_episode(
     user: User,
     limits: Limits,
     *,
-    default_sop: str = "full",
     result: EpisodeResult | None = None,
 ) -> EpisodeResult:
     """Play one episode to its end, into ``result`` (a fresh one by default) as it goes.
     Exceptions of the agent or user become an ``infra_error``; ``AgentRequestError`` is raised."""
     started = time.perf_counter()
-    system = episode_system(setup, default_sop)
+    system = episode_system(setup)
     offered = {tool["function"]["name"] for tool in setup.tools} - {EXIT_TOOL}
     desk = ToolDesk(system, offered, Guard.for_task(setup.task) if setup.env_mode == "guard" else None)
     if result is None:

@@ -10,14 +10,15 @@ from typing import IO, Any
 import orjson
 
 from sopbench._io import write_atomically
+from sopbench.domains import Environment
 from sopbench.tasks import LoadError, Task, load_tasks, task_ids
 
-from ._config import RunConfigError
 from ._manifest import task_digest
 from ._plan import task_files
 from ._record import executed_messages, record_json
 from ._row import DERIVED, DERIVED_FIELDS, EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
 from ._scoring import PUBLISHED_CHECKS
+from ._spec import RunSpecError
 from ._store import OnDamaged, Store, StoreError
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
@@ -105,12 +106,12 @@ def trajectory_file_name(
 ) -> str:
     """The published naming: ``ast_<model>-mode_<mode>-dep_<option>-fmt_<format>-tool_<list>-shuffle_<bool>.json``
     (the env_mode is not in the published name: it is in each record's ``setup``)."""
-    settings = dict(ablations or {})
+    environment = Environment.from_settings(ablations or {})
     name = (model or agent).replace("/", "_")
     return (
-        f"ast_{name}-mode_{tool_mode or 'fc'}-dep_{settings.get('default_sop', 'full')}"
-        f"-fmt_{settings.get('constraint_format', 'structured')}-tool_{tool_list}"
-        f"-shuffle_{bool(settings.get('shuffle_tools', False))}.json"
+        f"ast_{name}-mode_{tool_mode or 'fc'}-dep_{environment.default_sop}"
+        f"-fmt_{environment.constraint_format}-tool_{tool_list}"
+        f"-shuffle_{environment.shuffle_tools}.json"
     )
 
 
@@ -174,7 +175,7 @@ def export_sopbench(
         domain_rows = list(grouped)
         try:
             tasks = tasks_by_id(tasks_path, domain)
-        except (RunConfigError, LoadError) as exc:
+        except (RunSpecError, LoadError) as exc:
             raise StoreError(f"--tasks {tasks_path}: {exc}") from None
         wrong = [(r, why) for r in domain_rows if (why := mismatch(r, tasks.get(r["task_id"]), digests))]
         if wrong:

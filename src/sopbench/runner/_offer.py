@@ -8,7 +8,7 @@ from sopbench.constraints import Expr, Single
 from sopbench.domains import DependencyOption, Domain, default_dependencies
 
 
-def default_sops(domain: Domain, option: DependencyOption = "full") -> Mapping[str, Expr | None]:
+def default_sops(domain: Domain, option: DependencyOption) -> Mapping[str, Expr | None]:
     """Every tool's default SOP (not expanded): what the prompt shows per action. ``option``:
     ``full`` (required and customizable constraints) or ``required`` (the required part only)."""
     return default_dependencies(domain.catalogue, option, expanded=False)

@@ -15,10 +15,10 @@ from typing import Any
 from sopbench.tasks import LoadError, Task
 from sopbench.traces import Record
 
-from ._config import RunConfigError
 from ._export import tasks_by_id
 from ._record import episode_record
 from ._row import EndReason, Status
+from ._spec import RunSpecError
 from ._store import OnDamaged, StoreError, default_tasks_path, open_existing
 
 __all__ = ["StoredEpisode", "StoredRun", "read_run_folder"]
@@ -106,7 +106,7 @@ def read_run_folder(folder: Path, *, on_damaged: OnDamaged | None = None) -> Sto
             if domain not in tasks:
                 try:
                     tasks[domain] = tasks_by_id(tasks_path, domain)
-                except (LoadError, RunConfigError, OSError, KeyError, ValueError) as exc:
+                except (LoadError, RunSpecError, OSError, KeyError, ValueError) as exc:
                     raise StoreError(
                         f"{store.path}: the {domain} tasks it was played on cannot be read ({exc})"
                     ) from None

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sopbench.domains import Environment
 from sopbench.tasks import Task, task_json
 from sopbench.traces import Record, record_from_json
 
@@ -87,12 +88,12 @@ def setup_json(
         "max_tokens": None,
         "tool_call_mode": tool_mode,
     }
-    settings = dict(ablations or {})
+    environment = Environment.from_settings(ablations or {})
     return {
-        "env_mode": settings.get("env_mode", "prompt"),
-        "shuffle_func": bool(settings.get("shuffle_tools", False)),
-        "default_constraint_option": settings.get("default_sop", "full"),
-        "constraint_descr_format": settings.get("constraint_format", "structured"),
+        "env_mode": environment.env_mode,
+        "shuffle_func": environment.shuffle_tools,
+        "default_constraint_option": environment.default_sop,
+        "constraint_descr_format": environment.constraint_format,
         "tool_list": tool_list,
         "user_agent": None if user == "none" else {"model": user},
         "assistant_agent": agent,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from sopbench.domains import DEFAULT_ENVIRONMENT
 from sopbench.evaluation import UnverifiedConstraint
 
 Status = Literal["completed", "infra_error"]
@@ -118,10 +119,7 @@ TIMING_FIELDS = ("latency_s",)
 # The run's environment settings given with each line, with the value of a run made before the
 # setting existed (its manifest does not name it).
 EXPORTED_SETTINGS: dict[str, Any] = {
-    "env_mode": "prompt",
-    "shuffle_tools": False,
-    "constraint_format": "structured",
-    "default_sop": "full",
+    name: getattr(DEFAULT_ENVIRONMENT, name) for name in ("env_mode", "shuffle_tools", "constraint_format", "default_sop")
 }
 NOT_EXPORTED: dict[str, str] = {
     "task_index": "task_id names the task",

@@ -19,12 +19,12 @@ from sopbench.tasks import Task
 
 from ._baselines import baseline_summaries
 from ._claim import claim, generated_seed
-from ._config import RunConfig, RunConfigError
 from ._episode import AgentContractError
 from ._manifest import TaskSet
 from ._outcome import Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, Plan, plan_episodes, select_tasks
 from ._scored import EpisodePlayer, never_replied, play_row, row_score
+from ._spec import RunSpec, RunSpecError
 from ._store import STORE_NAME, RunLock, Store, open_existing
 
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
@@ -100,7 +100,7 @@ class _Lane:
 class _Job:
     """One configuration of a run: its plan, its open store, its counts."""
 
-    config: RunConfig
+    config: RunSpec
     selected: list[tuple[Task, str]]
     task_set: TaskSet
     episodes: Plan
@@ -208,11 +208,11 @@ async def _run_async(
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-class NoTaskToPlay(RunConfigError):
+class NoTaskToPlay(RunSpecError):
     """The task files hold no task of the run's domains: refused before any folder is made or bound."""
 
 
-class RunRefused(RunConfigError):
+class RunRefused(RunSpecError):
     """An endpoint refused a request in a way no retry fixes (a wrong key or URL, an unknown model, a
     request the server calls invalid), or an agent broke its contract: an error of the invocation.
     Episodes finished before it are stored; the one refused is not (the same command runs it once
@@ -225,11 +225,11 @@ class RunRefused(RunConfigError):
 
 
 def run(
-    config: RunConfig, progress: ProgressCallback | None = None, player: EpisodePlayer | None = None
+    config: RunSpec, progress: ProgressCallback | None = None, player: EpisodePlayer | None = None
 ) -> RunReport:
     """Run (or resume) every episode of ``config`` into ``config.output/results.sqlite``.
 
-    Finished episodes are skipped; ``infra_error`` ones are run again. Raises ``RunConfigError``
+    Finished episodes are skipped; ``infra_error`` ones are run again. Raises ``RunSpecError``
     for a configuration that cannot run, ``StoreError`` for a folder holding another run (or in use
     by another process), and ``RunInterrupted`` after Ctrl-C or SIGTERM (what finished is stored).
     ``player`` plays the episodes elsewhere (a cluster); this process still writes every row.
@@ -243,7 +243,7 @@ def run(
 
 
 def run_many(
-    configs: Sequence[RunConfig],
+    configs: Sequence[RunSpec],
     *,
     concurrency: int,
     progress: Callable[[int, Progress], None] | None = None,
@@ -263,7 +263,7 @@ def run_many(
 
 
 def _run_many(
-    configs: Sequence[RunConfig],
+    configs: Sequence[RunSpec],
     concurrency: int,
     progress: Callable[[int, Progress], None] | None,
     player: EpisodePlayer | None,
@@ -277,7 +277,6 @@ def _run_many(
     todo: list[_Lane] = []
     with ExitStack() as stack, _Signals() as signals:
         for index, config in enumerate(configs):
-            config.check_options()
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
             if not selected:  # refused before its folder is made or bound to no task
@@ -328,7 +327,7 @@ def _sum(jobs: list[_Job]) -> Progress:
     return counts
 
 
-def _report(config: RunConfig, store: Store, episodes: Plan, counts: Progress) -> RunReport:
+def _report(config: RunSpec, store: Store, episodes: Plan, counts: Progress) -> RunReport:
     wanted = episodes
     scores, infra, reasons = [], 0, []
     damaged: list[str] = []

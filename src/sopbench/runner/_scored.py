@@ -12,16 +12,16 @@ from sopbench.statistics import Configuration
 from sopbench.statistics import Usage as StatUsage
 
 from ._bounded import play_episode
-from ._config import RunConfig
 from ._episode import EpisodeResult, Limits
 from ._plan import Episode
 from ._row import EpisodeRow, made_well_formed_action, read_verdict, stored_verdict
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup
+from ._spec import RunSpec
 
 
 # ---- one episode, played and scored -------------------------------------------------------------------
-async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agent | None]:
+async def play(config: RunSpec, episode: Episode) -> tuple[EpisodeResult, Agent | None]:
     """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``.
 
     The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
@@ -34,26 +34,22 @@ async def play(config: RunConfig, episode: Episode) -> tuple[EpisodeResult, Agen
         episode.seed,
         episode.run,
         offer_exit=offer_exit,
-        env_mode=config.env_mode,
-        shuffle_tools=config.shuffle_tools,
-        constraint_format=config.constraint_format,
-        default_sop=config.default_sop,
-        no_action=config.no_action,
+        environment=config.environment,
     )
     try:
-        agent = agent_factory(config.agent)(**config.agent_options)
-        user = user_factory(config.user)(**config.user_options)
+        agent = agent_factory(config.agent)(**config.agent_options.arguments())
+        user = user_factory(config.user)(**config.user_options.arguments())
     except Exception as exc:  # noqa: BLE001 - a constructor failure is an infrastructure problem
         result = EpisodeResult(
             status="infra_error", end="infra_error", reason=f"cannot create: {type(exc).__name__}: {exc}"
         )
         return result, None
     limits = Limits(config.max_turns, config.max_actions)
-    result = await play_episode(setup, agent, user, limits, config.episode_timeout, default_sop=config.default_sop)
+    result = await play_episode(setup, agent, user, limits, config.episode_timeout)
     return result, agent
 
 
-async def play_row(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
+async def play_row(config: RunSpec, episode: Episode, attempts: int) -> dict[str, Any]:
     """Play one episode and return its store row (what a remote worker sends back to the one writer),
     with what the agent was shown under ``shown``."""
     result, agent = await play(config, episode)
@@ -63,7 +59,7 @@ async def play_row(config: RunConfig, episode: Episode, attempts: int) -> dict[s
 
 
 # Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
-EpisodePlayer = Callable[[RunConfig, Episode, int], Awaitable[dict[str, Any]]]
+EpisodePlayer = Callable[[RunSpec, Episode, int], Awaitable[dict[str, Any]]]
 
 
 def verdict_column(score: EpisodeScores) -> dict[str, Any]:
@@ -75,7 +71,7 @@ def verdict_column(score: EpisodeScores) -> dict[str, Any]:
 
 
 def episode_row(
-    config: RunConfig, episode: Episode, result: EpisodeResult, agent: Agent | None, attempts: int
+    config: RunSpec, episode: Episode, result: EpisodeResult, agent: Agent | None, attempts: int
 ) -> dict[str, Any]:
     """The stored row of a finished episode, scored when it completed."""
     task = episode.task

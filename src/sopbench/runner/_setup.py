@@ -10,10 +10,11 @@ from typing import Any
 from sopbench.agents import EpisodeSetup
 from sopbench.constraints import Expr
 from sopbench.domains import (
+    DEFAULT_ENVIRONMENT,
     EXIT_TOOL,
     DependencyOption,
     Domain,
-    NoActionReading,
+    Environment,
     full_offer,
     get_domain,
     parameters_schema,
@@ -36,7 +37,7 @@ EXIT_SCHEMA: Mapping[str, Any] = {
 
 @cache
 def _domain_facts(
-    name: str, default_sop: DependencyOption = "full"
+    name: str, default_sop: DependencyOption
 ) -> tuple[Domain, dict[str, dict[str, Any]], Mapping[str, Expr | None], dict[str, Expr | None]]:
     domain = get_domain(name)
     schemas = {tool: tool_schema(domain, tool) for tool in full_offer(domain)}
@@ -81,26 +82,25 @@ def episode_setup(
     *,
     tool_names: Sequence[str] | None = None,
     offer_exit: bool = True,
-    env_mode: str = "prompt",
-    shuffle_tools: bool = False,
-    constraint_format: str = "structured",
-    default_sop: str = "full",
-    no_action: NoActionReading = "published",
+    environment: Environment = DEFAULT_ENVIRONMENT,
+    **settings: Any,
 ) -> EpisodeSetup:
     """What the agent is shown; ``tool_names`` replaces the tool list (replays of recordings);
     ``offer_exit`` is False when the user holds ``exit_conversation``.
 
-    The published ablations: ``env_mode="program"`` offers no ``internal_*`` tool and lists no
-    constraint (the environment enforces them); ``shuffle_tools`` shuffles the tool list (and so
-    the listing), seeded by ``seed``; ``default_sop`` ("full" or "required") is the SOP listed for
-    every action but the goal; ``constraint_format`` ("structured" or "old") how it is worded.
-    ``no_action``: how a call's name is read as "no action" (``domains.is_no_action``).
+    ``environment`` (with any of its ``settings`` changed by name): the published ablations, where
+    ``env_mode="program"`` offers no ``internal_*`` tool and lists no constraint (the environment
+    enforces them); ``shuffle_tools`` shuffles the tool list (and so the listing), seeded by
+    ``seed``; ``default_sop`` is the SOP listed for every action but the goal; ``constraint_format``
+    how it is worded; ``no_action``: how a call's name is read as "no action" (``domains.is_no_action``).
     """
-    domain, schemas, defaults, table = _domain_facts(task.domain, default_sop)
+    environment = environment.with_settings(**settings)
+    env_mode = environment.env_mode
+    domain, schemas, defaults, table = _domain_facts(task.domain, environment.default_sop)
     names = list(tool_names) if tool_names is not None else sopbench_offer(domain, task, tool_list)
     if env_mode == "program":
         names = [name for name in names if not name.startswith("internal_")]
-    if shuffle_tools:
+    if environment.shuffle_tools:
         random.Random(seed).shuffle(names)
     extra = {
         name: tool_schema(domain, name) for name in names if name not in schemas
@@ -124,7 +124,5 @@ def episode_setup(
         run=run,
         options=dict(options or {}),
         verifiers=table,
-        env_mode=env_mode,
-        constraint_format=constraint_format,
-        no_action=no_action,
+        environment=environment,
     )

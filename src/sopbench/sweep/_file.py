@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sopbench._json import JsonBoundError, decode_toml_bounded
-from sopbench.domains import MAX_CALLS, MAX_MESSAGES
-from sopbench.runner import MAX_RUNS, MAX_SEED, RunConfig, RunConfigError
+from sopbench.agents import OptionsError, Side
+from sopbench.runner import MAX_RUNS, MAX_SEED, RunSpec, RunSpecError
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -90,23 +90,15 @@ class UserEntry(BaseModel):
 
 
 class Limits(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns: int = Field(default=MAX_MESSAGES, ge=1)
-    max_actions: int = Field(default=MAX_CALLS, ge=1)
-    episode_timeout: float = Field(default=600.0, gt=0)
-    limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
-
-
-class LimitsOverride(BaseModel):
-    """``[override.limits]``: the limits that differ for the matching configurations."""
+    """``[limits]`` and ``[override.limits]``: the limits given; one not given is the run's default
+    (``RunSpec``), or for an override the file's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_turns: int | None = Field(default=None, ge=1)
     max_actions: int | None = Field(default=None, ge=1)
     episode_timeout: float | None = Field(default=None, gt=0)
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1)  # the first N tasks of each domain
 
 
 class Matrix(BaseModel):
@@ -139,7 +131,7 @@ class Override(Entry):
     runs: int | None = Field(default=None, ge=1, le=MAX_RUNS)
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     concurrency: int | None = Field(default=None, ge=1)  # episodes at once in each matching configuration
-    limits: LimitsOverride = Field(default_factory=LimitsOverride)
+    limits: Limits = Field(default_factory=Limits)
 
     def axes(self) -> Entry:
         return Entry(agent=self.agent, tool_mode=self.tool_mode, tool_list=self.tool_list, user=self.user)
@@ -150,9 +142,10 @@ class SweepFile(BaseModel):
 
     tasks: Path | None = None
     domains: list[str] = Field(default_factory=lambda: ["all"])
-    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
-    seed: int = Field(default=0, ge=0, le=MAX_SEED)
-    concurrency: int = Field(default=8, ge=1)  # episodes at once over the whole sweep
+    # Not given: the run's default (``RunSpec``).
+    runs: int | None = Field(default=None, ge=1, le=MAX_RUNS)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    concurrency: int | None = Field(default=None, ge=1)  # episodes at once over the whole sweep
     limits: Limits = Field(default_factory=Limits)
     agents: list[AgentEntry]
     user: UserEntry | None = None
@@ -169,7 +162,7 @@ class Configuration(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    config: RunConfig
+    config: RunSpec
     limited_by: tuple[tuple[str, int], ...] = ()  # (name, episodes at once) of each shared limit
 
 
@@ -283,22 +276,15 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         options = agent.agent_options()
         if combination["tool_mode"] is not None:
             options["tool_mode"] = combination["tool_mode"]
-        settings: dict[str, Any] = {
-            "runs": sweep.runs, "seed": sweep.seed, "concurrency": sweep.concurrency,
-            **sweep.limits.model_dump(),
-        }
+        settings = _given(runs=sweep.runs, seed=sweep.seed, concurrency=sweep.concurrency, **sweep.limits.model_dump())
         for override in sweep.override:
             if _matches(override.axes(), combination):
-                settings |= {
-                    k: v
-                    for k, v in {
-                        "runs": override.runs, "seed": override.seed, "concurrency": override.concurrency,
-                        **override.limits.model_dump(),
-                    }.items()
-                    if v is not None
-                }
+                settings |= _given(
+                    runs=override.runs, seed=override.seed, concurrency=override.concurrency,
+                    **override.limits.model_dump(),
+                )  # fmt: skip
         try:
-            config = RunConfig(
+            config = RunSpec(
                 domains=tuple(sweep.domains),
                 agent=agent.agent,
                 agent_options=options,
@@ -312,8 +298,10 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
                 baselines=False,
                 **settings,
             )
-            config.check_options(_sweep_key)
-        except (ValidationError, RunConfigError) as exc:
+        except OptionsError as exc:
+            problems.append(f"{where}: configuration {name}: {exc.spelled(_sweep_key)}")
+            continue
+        except (ValidationError, RunSpecError) as exc:
             problems.append(f"{where}: configuration {name}: {str(exc).splitlines()[0]}")
             continue
         limit = agent.limit_name()
@@ -324,17 +312,21 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
     return configurations
 
 
+def _given(**settings: Any) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if v is not None}
+
+
 def _entry_options(
     entry: BaseModel, keys: tuple[str, ...], options: dict[str, Any], base_url: object
 ) -> dict[str, Any]:
-    """An entry's options as ``RunConfig`` takes them: its ``options`` table, its given keys, its endpoint."""
+    """An entry's options as ``RunSpec`` takes them: its ``options`` table, its given keys, its endpoint."""
     given = dict(options) | {key: value for key in keys if (value := getattr(entry, key)) is not None}
     if base_url is not None:
         given["base_url"] = base_url
     return given
 
 
-def _sweep_key(what: str, option: str) -> str:
+def _sweep_key(what: Side, option: str) -> str:
     """An agent's or user's option as this file spells it: a key of its entry, or of its ``options``."""
     table, keys = ("[user]", USER_OPTION_KEYS) if what == "user" else ("[[agents]]", AGENT_OPTION_KEYS)
     if option == "base_url":

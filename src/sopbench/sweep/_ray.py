@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sopbench.runner import Episode, EpisodePlayer, RunConfig, play_row, select_tasks
+from sopbench.runner import Episode, EpisodePlayer, RunSpec, play_row, select_tasks
 from sopbench.tasks import Task
 
 # Runs again after a worker or node dies (each attempt plays the episode from its start, with its seed).
@@ -31,7 +31,7 @@ class RayUnavailable(RuntimeError):
 _TASKS: dict[str, dict[str, Task]] = {}  # per worker process: the configuration's tasks by id
 
 
-def _task(config: RunConfig, task_id: str) -> Task:
+def _task(config: RunSpec, task_id: str) -> Task:
     """The task, read on the worker (tasks are not sent: their constraint trees are immutable objects
     that pickle does not rebuild, and a task file or the generated set is readable on every node)."""
     key = config.model_dump_json(include={"tasks", "domains", "limit"})
@@ -51,7 +51,7 @@ class EpisodeWorker:
 
         agent_factory("openai")
 
-    async def play(self, config: RunConfig, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
+    async def play(self, config: RunSpec, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
         return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts)
 
 
@@ -90,7 +90,7 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         worker.warm.remote()
     outstanding = [0] * len(workers)
 
-    async def player(config: RunConfig, episode: Episode, attempts: int) -> dict[str, Any]:
+    async def player(config: RunSpec, episode: Episode, attempts: int) -> dict[str, Any]:
         chosen = min(range(len(workers)), key=outstanding.__getitem__)
         outstanding[chosen] += 1
         try:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sopbench.agents._options import option
 from sopbench.agents._protocol import (
     Agent,
     AgentTurn,
@@ -17,9 +18,9 @@ from sopbench.agents._protocol import (
 )
 from sopbench.domains import NoActionReading, is_no_action
 
-from ._endpoint import TOOL_CHOICES, ModelSide
+from ._endpoint import ModelOptions, ModelSide, ToolChoice
 from ._modes import fc_messages, parse_text_reply, text_messages
-from ._prompts import TOOL_MODES, build_system_prompt
+from ._prompts import ToolMode, build_system_prompt
 from ._replies import ChatReply
 
 
@@ -43,33 +44,19 @@ class OpenAIAgent(ModelSide, Agent):
     model: str  # always set, unlike an agent's that calls no model
     tool_mode: str
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | list[str] | None = None,
-        tool_mode: str = "fc",
-        temperature: float | None = 0.0,
-        max_tokens: int | None = 512,
-        tool_choice: str = "auto",
-        compact_tools: bool = False,
-        api_key_env: str | None = None,
-        request_timeout: float = 300.0,
-        max_retries: int = 5,
-        retry_initial_backoff: float = 1.0,
-        retry_max_backoff: float = 60.0,
-        send_seed: bool = True,
-        endpoint_slots: int | None = None,
-    ) -> None:
-        if tool_mode not in TOOL_MODES:
-            raise ValueError(f"unknown tool mode {tool_mode!r}; choose one of {', '.join(TOOL_MODES)}")
-        if tool_choice not in TOOL_CHOICES:
-            raise ValueError(f"unknown tool choice {tool_choice!r}; choose one of {', '.join(TOOL_CHOICES)}")
-        self._use_model(locals())
-        self.tool_mode = tool_mode
-        self.tool_choice = tool_choice
-        self.compact_tools = compact_tools
-        self.send_seed = send_seed
+    class Options(ModelOptions):
+        tool_mode: ToolMode = option("fc", help="fc, react or act-only.")
+        tool_choice: ToolChoice = option("auto", help="fc: tool_choice sent with the tools.")
+        compact_tools: bool = option(False, help="react, act-only: the tool list as compact JSON.")
+        send_seed: bool = option(True, help="Send the episode's seed with each request.")
+
+    def __init__(self, **options: Any) -> None:
+        settings = self.Options(**options)
+        self._use_model(settings)
+        self.tool_mode = settings.tool_mode
+        self.tool_choice = settings.tool_choice
+        self.compact_tools = settings.compact_tools
+        self.send_seed = settings.send_seed
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
         self._call_ids: set[str] = set()

@@ -37,9 +37,12 @@ import random
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
+from pydantic import model_validator
+
+from sopbench.agents._options import Options, option
 from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
 from sopbench.secrets import Scrubber, public_url, url_credentials
 
@@ -66,7 +69,8 @@ _NO_KEY = "no-key-set"
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 # A server error that names a validation failure is the request's fault: sending it again is useless.
 _VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
-TOOL_CHOICES = ("auto", "required", "none")
+ToolChoice = Literal["auto", "required", "none"]
+TOOL_CHOICES: tuple[str, ...] = get_args(ToolChoice)
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?length|context window|maximum context|context size|too many tokens|"
     r"prompt is too long|input is too long|reduce the length|maximum (?:input|prompt) length",
@@ -83,6 +87,68 @@ def _refuse_credentials(url: str | None, key_env: str) -> None:
             f"the base URL {public_url(url)} carries credentials (user:password@ before the host): "
             f"remove them and put the key in ${key_env} instead"
         )
+
+
+def check_endpoint(
+    *,
+    base_url: str | Sequence[str] | None,
+    model: str,
+    api_key_env: str | None,
+    request_timeout: float,
+    slots: int | None,
+) -> tuple[str | None, ...]:
+    """The endpoint's replicas, once its settings are checked (a ``ValueError`` naming the first
+    wrong one): the one home of these rules, applied when options are validated and again by
+    ``ChatEndpoint`` for a library caller."""
+    if not model:
+        raise ValueError("a model name is required (--model)")
+    if request_timeout <= 0:
+        raise ValueError("the request timeout must be positive")
+    if slots is not None and slots < 1:
+        raise ValueError("endpoint slots must be at least 1")
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        raise ValueError(f"the API key variable {api_key_env} named by --api-key-env is not set")
+    replicas: tuple[str | None, ...]
+    if base_url is not None and not isinstance(base_url, str):
+        replicas = tuple(str(u) for u in base_url)
+        if not replicas:
+            raise ValueError("an endpoint needs at least one base URL")
+    else:
+        replicas = (base_url,)
+    for url in replicas:
+        _refuse_credentials(url, api_key_env or DEFAULT_API_KEY_ENV)
+    return replicas
+
+
+class ModelOptions(Options):
+    """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint. Where the
+    requests go and how they are retried decide no result (``identity=False``)."""
+
+    model: str = option(help="Model name.")
+    base_url: str | list[str] | None = option(
+        None, help="OpenAI-compatible endpoint (several: replicas of one model).", identity=False, redact="url"
+    )
+    api_key_env: str | None = option(None, help="Variable holding the API key.", identity=False)
+    temperature: float | None = option(0.0, help="Sampling temperature (None: send none).")
+    max_tokens: int | None = option(512, help="Completion token limit per reply (None: send none).")
+    request_timeout: float = option(300.0, help="Seconds per request.", identity=False)
+    max_retries: int = option(5, help="Retries per request.", identity=False)
+    retry_initial_backoff: float = option(1.0, help="Seconds before the first retry.", identity=False)
+    retry_max_backoff: float = option(60.0, help="Longest wait between retries.", identity=False)
+    endpoint_slots: int | None = option(None, help="Requests in flight at once per URL.", identity=False)
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> ModelOptions:
+        if self.max_tokens is not None and self.max_tokens <= 0:
+            raise ValueError("max_tokens must be positive")
+        check_endpoint(
+            base_url=self.base_url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            request_timeout=self.request_timeout,
+            slots=self.endpoint_slots,
+        )
+        return self
 
 
 class ChatEndpoint:
@@ -104,25 +170,11 @@ class ChatEndpoint:
         retry: RetryPolicy = DEFAULT_RETRY,
         slots: int | None = None,
     ) -> None:
-        if not model:
-            raise ValueError("a model name is required (--model)")
-        if request_timeout <= 0:
-            raise ValueError("the request timeout must be positive")
-        if slots is not None and slots < 1:
-            raise ValueError("endpoint slots must be at least 1")
+        self.replicas = check_endpoint(
+            base_url=base_url, model=model, api_key_env=api_key_env, request_timeout=request_timeout, slots=slots
+        )
         self.slots = slots
-        explicit_env = api_key_env is not None
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
-        if explicit_env and not os.environ.get(self.api_key_env):
-            raise ValueError(f"the API key variable {self.api_key_env} named by --api-key-env is not set")
-        if base_url is not None and not isinstance(base_url, str):
-            self.replicas: tuple[str | None, ...] = tuple(str(u) for u in base_url)
-            if not self.replicas:
-                raise ValueError("an endpoint needs at least one base URL")
-        else:
-            self.replicas = (base_url,)
-        for url in self.replicas:
-            _refuse_credentials(url, self.api_key_env)
         self._current = self.replicas[0]  # the replica of the current request (messages name it)
         self.model = model
         self.request_timeout = float(request_timeout)
@@ -333,30 +385,24 @@ class ChatEndpoint:
 
 class ModelSide:
     """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint, with its
-    sampling settings. Each keeps its own explicit constructor (the runner checks options against
-    it) and hands its arguments over with ``self._use_model(locals())``."""
+    sampling settings, from their validated options (``self._use_model(options)``)."""
 
     model: str
     temperature: float | None
     max_tokens: int | None
     endpoint: ChatEndpoint
 
-    def _use_model(self, settings: Mapping[str, Any]) -> None:
-        max_tokens = settings["max_tokens"]
-        if max_tokens is not None and max_tokens <= 0:
-            raise ValueError("max_tokens must be positive")
-        self.model = settings["model"]
-        self.temperature = settings["temperature"]
-        self.max_tokens = max_tokens
+    def _use_model(self, options: ModelOptions) -> None:
+        self.model = options.model
+        self.temperature = options.temperature
+        self.max_tokens = options.max_tokens
         self.endpoint = ChatEndpoint(
-            base_url=settings["base_url"],
-            model=settings["model"],
-            api_key_env=settings["api_key_env"],
-            request_timeout=settings["request_timeout"],
-            retry=RetryPolicy(
-                settings["max_retries"], settings["retry_initial_backoff"], settings["retry_max_backoff"]
-            ),
-            slots=settings.get("endpoint_slots"),
+            base_url=options.base_url,
+            model=options.model,
+            api_key_env=options.api_key_env,
+            request_timeout=options.request_timeout,
+            retry=RetryPolicy(options.max_retries, options.retry_initial_backoff, options.retry_max_backoff),
+            slots=options.endpoint_slots,
         )
 
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -17,7 +17,8 @@ from sopbench.agents._protocol import EpisodeSetup
 from sopbench.constraints import Expr, Single, render, singles
 from sopbench.domains import EXIT_TOOL, get_domain
 
-TOOL_MODES = ("fc", "react", "act-only")
+ToolMode = Literal["fc", "react", "act-only"]
+TOOL_MODES: tuple[str, ...] = get_args(ToolMode)
 
 _LEGEND = (
     "How to read a constraint list: ALL of = every item must hold; ANY of = at least one item must "

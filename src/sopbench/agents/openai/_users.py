@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sopbench.agents._options import option
 from sopbench.agents._protocol import EpisodeSetup, Message, User, UserTurn, register_user
 from sopbench.domains import EXIT_TOOL
 
-from ._endpoint import ModelSide
+from ._endpoint import ModelOptions, ModelSide
 from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, adversarial_reply, build_user_prompt
 
 EXIT_TOOL_SCHEMA = {
@@ -34,21 +35,12 @@ class LLMUser(ModelSide, User):
     name = "llm"
     holds_exit = True
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float | None = 1.0,
-        max_tokens: int | None = 128,
-        request_timeout: float = 300.0,
-        max_retries: int = 5,
-        retry_initial_backoff: float = 1.0,
-        retry_max_backoff: float = 60.0,
-        endpoint_slots: int | None = None,
-    ) -> None:
-        self._use_model(locals())
+    class Options(ModelOptions):
+        temperature: float | None = option(1.0, help="Sampling temperature (None: send none).")
+        max_tokens: int | None = option(128, help="Completion token limit per reply (None: send none).")
+
+    def __init__(self, **options: Any) -> None:
+        self._use_model(self.Options(**options))
         self.system_prompt: str | None = None
         self._setup: EpisodeSetup | None = None
         self._replies = 0
