@@ -91,7 +91,8 @@ def test_the_manifest_says_what_was_run_on_which_tasks(small_tasks, tmp_path):
         assert setting not in manifest["config"]
 
 
-def test_settings_that_change_no_result_are_not_identity():
+def test_settings_that_change_no_result_are_not_identity(monkeypatch):
+    monkeypatch.setenv("OTHER_KEY", "sk-test")  # a key variable named by api_key_env must be set
     base = RunSpec(agent="openai", output="x", agent_options={"model": "m"})
     same = RunSpec(
         agent="openai",

@@ -129,7 +129,7 @@ class OptionsError(Exception):
         if self.kind == "unknown option":
             takes = ", ".join(named(k) for k in self.allowed) if self.allowed else "no option"
             return f"{who} does not take {named(self.key or '')} (it takes {takes})"
-        return f"{who} {named(self.key or '')}: {self.problem}"
+        return f"{who} {named(self.key)}: {self.problem}" if self.key else f"{who}: {self.problem}"
 
 
 def options_model(factory: Callable[..., object]) -> type[Options]:
