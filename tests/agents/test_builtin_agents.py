@@ -115,7 +115,7 @@ def test_replay_reproduces_a_recorded_file_and_its_verdicts(
     tasks = {
         task_id: task
         for task, task_id in select_tasks(
-            RunSpec(agent="replay", domains=("university",), tasks=published_tasks_dir, output=tmp_path)
+            RunSpec(agent="reference", domains=("university",), tasks=published_tasks_dir, output=tmp_path)
         )
     }
     for row in rows:

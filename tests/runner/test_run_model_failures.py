@@ -20,13 +20,14 @@ from sopbench.agents import (
     AgentInfraError,
     AgentTurn,
     EpisodeSetup,
+    OptionsError,
     ToolCallRequest,
     agent_names,
     register_agent,
 )
 from sopbench.cli import app
 from sopbench.domains import EXIT_TOOL
-from sopbench.runner import RunSpec, RunSpecError, run
+from sopbench.runner import RunSpec, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import Reply, call, error, say, serve  # noqa: E402
@@ -89,7 +90,7 @@ def openai_config(url: str, tasks: Path, output: Path, **update) -> RunSpec:
         limit=2,
         output=output,
         baselines=False,
-    ).model_copy(update=update)
+    ).replace(**update)
 
 
 def test_a_blocking_plugin_is_abandoned_at_the_episode_timeout_and_its_transcript_kept(small_tasks, tmp_path):
@@ -211,7 +212,7 @@ def test_neither_a_key_in_the_base_url_nor_one_echoed_by_the_server_reaches_the_
 
     with serve(answer) as server:
         url = server.url.replace("http://", f"http://user:{KEY}@")
-        with pytest.raises(RunSpecError, match="carries credentials") as refused:  # before any request
+        with pytest.raises(OptionsError, match="carries credentials") as refused:  # before any request
             run(openai_config(url, small_tasks, tmp_path / "r", limit=1))
         run(openai_config(server.url, small_tasks, tmp_path / "s", limit=1, agent_options={
             "base_url": server.url, "model": "m", "api_key_env": KEY_ENV, "max_retries": 0}))  # fmt: skip
