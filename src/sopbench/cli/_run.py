@@ -69,8 +69,7 @@ if TYPE_CHECKING:
     app,
     epilog="Examples: sopbench run --agent reference --domain all --tasks ../shared/sopbench/tasks "
     "--output runs/reference ; sopbench run --agent openai --base-url http://localhost:8000/v1 "
-    "--model qwen2.5 --domain bank --limit 20 --output runs/qwen ; sopbench run --import my_agents "
-    "--agent mine -A temperature=0.2 -A style=terse --output runs/mine",
+    "--model qwen2.5 --domain bank --limit 20 --output runs/qwen",
 )
 def run(
     agent: AgentOption,
