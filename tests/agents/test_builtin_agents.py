@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunSpec, open_existing, run, select_tasks
+from sopbench.runner import EpisodeRow, RunSpec, open_existing, run, select_tasks
 from sopbench.scoring import SOUND, load_records, score_run
 from sopbench.traces import detect_output_format
 
@@ -22,7 +22,7 @@ def _identity(task) -> tuple:
 DEFECTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "task-defects.md"
 
 
-def _rows(folder: Path) -> list[dict]:
+def _rows(folder: Path) -> list[EpisodeRow]:
     store = open_existing(folder)
     rows = list(store.rows())
     store.close()
@@ -30,7 +30,7 @@ def _rows(folder: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def reference_rows(published_tasks_dir, tmp_path_factory) -> list[dict]:
+def reference_rows(published_tasks_dir, tmp_path_factory) -> list[EpisodeRow]:
     output = tmp_path_factory.mktemp("reference")
     run(
         RunSpec(
@@ -41,17 +41,17 @@ def reference_rows(published_tasks_dir, tmp_path_factory) -> list[dict]:
 
 
 def test_reference_passes_every_task_but_the_documented_defects(reference_rows):
-    assert len(reference_rows) == 903 and all(r["status"] == "completed" for r in reference_rows)
-    failed = {r["task_id"] for r in reference_rows if not r["passed"]}
+    assert len(reference_rows) == 903 and all(r.status == "completed" for r in reference_rows)
+    failed = {r.task_id for r in reference_rows if not r.passed}
     documented = set(re.findall(r"^\| ([a-z_]+/[a-z_]+\[\d+\]) \|", DEFECTS_FILE.read_text(), re.MULTILINE))
     assert failed == documented
     assert 903 - len(failed) >= 880
 
 
 def test_reference_uses_only_offered_tools_and_never_a_malformed_call(reference_rows):
-    assert sum(r["malformed_calls"] for r in reference_rows) == 0
-    assert all(not r["problems"] for r in reference_rows)
-    assert all(r["end_reason"] in ("exit_conversation", "max_turns", "max_actions") for r in reference_rows)
+    assert sum(r.malformed_calls for r in reference_rows) == 0
+    assert all(not r.problems for r in reference_rows)
+    assert all(r.end_reason in ("exit_conversation", "max_turns", "max_actions") for r in reference_rows)
 
 
 def test_refuse_all_and_no_verify_behave_as_their_names_say(published_tasks_dir, tmp_path):
@@ -66,12 +66,12 @@ def test_refuse_all_and_no_verify_behave_as_their_names_say(published_tasks_dir,
             )
         )
     refusals = _rows(tmp_path / "refuse-all")
-    assert all(not r["tool_calls"] for r in refusals)
-    assert all(bool(r["passed"]) == (not r["should_succeed"]) for r in refusals)
+    assert all(not r.tool_calls for r in refusals)
+    assert all(bool(r.passed) == (not r.should_succeed) for r in refusals)
     hasty = _rows(tmp_path / "no-verify")
-    assert all([c["name"] for c in r["tool_calls"]] == [r["goal"]] for r in hasty)
+    assert all([c["name"] for c in r.tool_calls] == [r.goal] for r in hasty)
     # executing without verifying passes only where there is nothing to verify
-    assert sum(r["passed"] for r in hasty) < 10
+    assert sum(r.passed for r in hasty) < 10
 
 
 def test_replay_reproduces_a_recorded_file_and_its_verdicts(
@@ -110,7 +110,7 @@ def test_replay_reproduces_a_recorded_file_and_its_verdicts(
             recorded.setdefault(
                 _identity(record.task), (record, score_run(record, 0, SOUND, output_format=fmt))
             )
-    rows = [r for r in _rows(tmp_path / "replay") if r["status"] == "completed"]
+    rows = [r for r in _rows(tmp_path / "replay") if r.status == "completed"]
     assert result.exit_code == 0 and len(rows) == 44
     tasks = {
         task_id: task
@@ -119,14 +119,14 @@ def test_replay_reproduces_a_recorded_file_and_its_verdicts(
         )
     }
     for row in rows:
-        record, verdict = recorded[_identity(tasks[row["task_id"]])]
+        record, verdict = recorded[_identity(tasks[row.task_id])]
         steps = [
             (s.call.name, s.call.arguments_text)
             for s in record.runs[0].tool_steps()
             if s.output_text is not None
         ]
-        assert [(c["name"], c["arguments_text"]) for c in row["tool_calls"]] == steps
-        assert {k: v for k, v in row["verdict"].items() if k != "unverified"} == verdict.verdict, row["task_id"]
+        assert [(c["name"], c["arguments_text"]) for c in row.tool_calls] == steps
+        assert {k: v for k, v in row.verdict.items() if k != "unverified"} == verdict.verdict, row.task_id
 
 
 def test_reference_never_reads_the_database_graph_expected_outcome_or_expanded_sop(published_tasks_dir):

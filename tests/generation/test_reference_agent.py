@@ -43,7 +43,7 @@ def played(tmp_path_factory):
 def test_the_reference_agent_passes_every_generated_task(played):
     report, rows = played
     assert report.complete and len(rows) == report.episodes > 0
-    failed = [(row["task_id"], row["explanations"]) for row in rows if not row["verdict"]["passed"]]
+    failed = [(row.task_id, row.explanations) for row in rows if not row.verdict["passed"]]
     assert failed == []
     overall = report.summary.overall
     assert overall.should_succeed[1] > 0 and overall.should_refuse[1] > 0
@@ -53,9 +53,9 @@ def test_the_user_knows_the_credentials_a_helper_call_needs(played):
     _, rows = played
     # get_loan's constraints speak only of the owed balance, read after logging in: every task to
     # succeed gives the user's identification, and the agent logged in with it.
-    loans = [row for row in rows if row["task_id"].startswith("bank/get_loan")]
+    loans = [row for row in rows if row.task_id.startswith("bank/get_loan")]
     assert loans
     for row in loans:
-        called = [call["name"] for call in row["tool_calls"]]
+        called = [call["name"] for call in row.tool_calls]
         if "get_loan" in called:
             assert "login_user" in called[: called.index("get_loan")]

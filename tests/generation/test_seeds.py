@@ -90,7 +90,7 @@ def test_the_reference_agent_passes_every_task(generated):
     finally:
         store.close()
     assert report.complete and len(rows) == report.episodes > 0
-    assert [row["task_id"] for row in rows if not row["verdict"]["passed"]] == []
+    assert [row.task_id for row in rows if not row.verdict["passed"]] == []
 
 
 def test_hidden_prerequisite_combinations_are_excluded_or_made_on_request_and_marked(tmp_path: Path):

@@ -18,7 +18,7 @@ from sopbench.runner import (
     RunSpec,
     episode_setup,
     export_jsonl,
-    open_existing,
+    read_run,
     run,
     run_episode,
     trajectory_file_name,
@@ -140,9 +140,8 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
     )
     report = run(config)
     assert report.completed == 6
-    store = open_existing(tmp_path / "g")
     sink = io.BytesIO()
-    export_jsonl(store, sink)
+    export_jsonl(read_run(tmp_path / "g", records=False), sink)
     lines = [json.loads(line) for line in sink.getvalue().splitlines()]
     assert {(x["env_mode"], x["shuffle_tools"], x["constraint_format"], x["default_sop"]) for x in lines} == {
         ("guard", True, "old", "required")}
@@ -150,7 +149,6 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
     assert refused and all("not executed" in c["output"] for c in refused)
     # no unverified call was executed: every no-verify episode of a must-refuse task passes
     assert all(x["verdict"]["passed"] for x in lines if x["verdict"]["action_called_correctly"] is not False)
-    store.close()
     # another setting on the same folder is refused; the defaults resume a default folder
     again = CliRunner().invoke(app, ["run", "--agent", "no-verify", "--tasks", str(small_tasks), "--domain", "bank",
                                      "--output", str(tmp_path / "g"), "--env-mode", "prompt"])
@@ -191,10 +189,8 @@ def test_program_mode_runs_are_scored_against_the_strict_system_they_talked_to(s
     config = RunSpec(agent="no-verify", tasks=small_tasks, output=tmp_path / "p", domains=("bank",),
                        env_mode="program", baselines=False)
     run(config)
-    store = open_existing(tmp_path / "p")
     sink = io.BytesIO()
-    export_jsonl(store, sink)
-    store.close()
+    export_jsonl(read_run(tmp_path / "p", records=False), sink)
     for line in map(json.loads, sink.getvalue().splitlines()):
         goal_calls = [c for c in line["tool_calls"] if c["name"] == line["goal"]]
         executed = any(c["output"] not in ("False",) for c in goal_calls)

@@ -98,7 +98,7 @@ def test_an_agent_that_raises_or_times_out_is_an_infra_error(published_tasks_dir
     result, _ = asyncio.run(play(config, episode))
     assert result.status == "infra_error" and "timed out" in result.reason
     row = episode_row(config, episode, result, None, 1)
-    assert row["passed"] is None and row["verdict"] is None
+    assert row.passed is None and row.verdict is None
 
 
 def test_context_overflow_ends_the_episode_as_the_agents_failure(published_tasks_dir, tmp_path):
@@ -108,7 +108,7 @@ def test_context_overflow_ends_the_episode_as_the_agents_failure(published_tasks
     result, agent = asyncio.run(play(config, episode))
     assert result.status == "completed" and result.end == "context_length" and len(result.calls) == 1
     row = episode_row(config, episode, result, agent, 1)
-    assert row["status"] == "completed" and row["passed"] == 0  # scored: the task had to be served
+    assert row.status == "completed" and row.passed == 0  # scored: the task had to be served
 
 
 def test_scripted_user_replies_from_a_file_then_ends(published_tasks_dir, tmp_path):

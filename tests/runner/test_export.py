@@ -9,7 +9,7 @@ import re
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunSpec, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, export_jsonl, open_existing, read_run, run
 from sopbench.scoring import SOUND, score_paths
 
 REQUIRED = {
@@ -52,10 +52,8 @@ def _run(tmp_path, tasks, name="run", **extra):
 
 
 def _export(folder, timings=True) -> bytes:
-    store = open_existing(folder)
     buffer = io.BytesIO()
-    export_jsonl(store, buffer, timings=timings)
-    store.close()
+    export_jsonl(read_run(folder, records=False), buffer, timings=timings)
     return buffer.getvalue()
 
 
@@ -99,10 +97,10 @@ def test_sopbench_export_is_scored_by_evaluate_as_the_runner_scored_it(small_tas
     assert len(evaluated) == len(stored) == 24
     by_position = {}
     for row in stored:
-        record = [r for r in stored if r["domain"] == row["domain"]]
-        record_index = sorted({r["task_index"] for r in record}).index(row["task_index"])
-        by_position[(row["domain"], record_index, row["run"])] = {
-            k: v for k, v in row["verdict"].items() if k != "unverified"
+        record = [r for r in stored if r.domain == row.domain]
+        record_index = sorted({r.task_index for r in record}).index(row.task_index)
+        by_position[(row.domain, record_index, row.run)] = {
+            k: v for k, v in row.verdict.items() if k != "unverified"
         }
     assert evaluated == by_position
 

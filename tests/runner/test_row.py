@@ -1,8 +1,12 @@
 """The stored episode record is the one description of the store's columns."""
 
+import json
 import re
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from sopbench.runner import (
     COLUMN_TYPES,
@@ -12,11 +16,19 @@ from sopbench.runner import (
     EXPORT_FIELDS,
     EXPORTED_SETTINGS,
     NOT_EXPORTED,
+    SCORE_COLUMNS,
     SETTINGS_AFTER,
     STATUSES,
     TIMING_FIELDS,
+    EpisodeRow,
+    RunSpec,
     Store,
     export_line,
+    read_run,
+    row_of_score,
+    row_score,
+    run,
+    score_metadata,
 )
 
 RUNNER_DOC = Path(__file__).resolve().parents[2] / "docs" / "runner.md"
@@ -83,9 +95,23 @@ def test_the_doc_lists_the_export_fields_in_their_order() -> None:
 
 
 def test_an_export_line_has_the_fields_of_the_doc_table_in_its_order() -> None:
-    row = {column: None for column in COLUMN_TYPES} | {"status": "infra_error", "tool_calls": []}
+    row = EpisodeRow(**({column: None for column in COLUMN_TYPES} | {"status": "infra_error", "tool_calls": []}))
     line = export_line(row, ablations=EXPORTED_SETTINGS)
     assert list(line) == [name for name, _column in doc_export_fields()]
     assert list(export_line(row, timings=False)) == [
         name for name, _column in EXPORT_FIELDS if name not in TIMING_FIELDS
     ]
+
+
+def test_an_inspect_score_reads_back_as_the_stored_row_does(small_tasks, tmp_path: Path) -> None:
+    """The Inspect scorer keeps ``SCORE_COLUMNS`` of the row; read back, they score alike (whether a
+    pass was by default is not known without the calls)."""
+    run(RunSpec(agent="no-verify", tasks=small_tasks, domains=("bank",), output=tmp_path / "r", baselines=False))
+    for row in read_run(tmp_path / "r", records=False).rows:
+        metadata = score_metadata(**{name: getattr(row, name) for name in SCORE_COLUMNS})
+        assert list(metadata) == list(SCORE_COLUMNS)
+        again = row_of_score(json.loads(json.dumps(metadata)), row.run)
+        assert row_score(again, calls_kept=False) == replace(row_score(row), by_default=None)
+        assert row_score(again, "sopbench", calls_kept=False).verdict == row_score(row, "sopbench").verdict
+    with pytest.raises(TypeError, match="missing"):
+        score_metadata(task_id="bank/x[0]")

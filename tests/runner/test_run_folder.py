@@ -19,11 +19,13 @@ from typer.testing import CliRunner
 from sopbench import __version__
 from sopbench.cli import app
 from sopbench.runner import (
+    SCHEMA_VERSION,
     RunSpec,
     StoreError,
     open_existing,
     run,
     select_tasks,
+    sopbench_revision,
     task_digest,
     task_set_digest,
 )
@@ -72,23 +74,25 @@ def test_the_manifest_says_what_was_run_on_which_tasks(small_tasks, tmp_path):
     store = open_existing(tmp_path / "run")
     manifest, digests, version = store.manifest(), store.task_digests(), store.version
     store.close()
-    assert version == 2
-    assert manifest["sopbench_version"] == __version__
-    assert manifest["python_version"] == platform.python_version()
-    assert manifest["created_at"].endswith("+00:00")
+    assert version == SCHEMA_VERSION == 3 and manifest is not None
+    assert manifest.sopbench_version == __version__
+    assert manifest.sopbench_revision == sopbench_revision()  # the checkout's commit, or None
+    assert manifest.python_version == platform.python_version()
+    assert manifest.created_at.endswith("+00:00")
     played = select_tasks(config)
     assert digests == {task_id: task_digest(task) for task, task_id in played}
-    assert manifest["task_set"] == {
+    assert manifest.task_set.model_dump() == {
         "path": str(small_tasks.absolute()),
         "generated_seed": None,
         "tasks": 4,
         "sha256": task_set_digest(digests),
     }
-    assert manifest["config"]["agent"] == "reference" and manifest["config"]["seed"] == 3
+    assert manifest.config == config.identity()
+    assert manifest.config["agent"] == "reference" and manifest.config["seed"] == 3
     for field in ("model", "tool_mode", "tool_list", "user", "max_turns", "max_actions", "temperature"):
-        assert field in manifest["config"]
+        assert field in manifest.config
     for setting in ("concurrency", "episode_timeout", "output", "tasks", "limit", "runs"):
-        assert setting not in manifest["config"]
+        assert setting not in manifest.config
 
 
 def test_settings_that_change_no_result_are_not_identity(monkeypatch):
@@ -177,11 +181,13 @@ def test_a_schema_1_store_is_read_and_adopted_only_on_its_own_tasks(small_tasks,
     with pytest.raises(StoreError, match=r"schema 1.*were not played on the tasks of .*--tasks some/relative/tasks"):
         run(_config(folder, altered, limit=2))
     assert _snapshot(folder) == before
-    # its own tasks: adopted, upgraded to schema 2, finished episodes kept
+    # its own tasks: adopted, upgraded to schema 3, finished episodes kept
     resumed = run(_config(folder, small_tasks, limit=3))
     assert (resumed.skipped, resumed.ran) == (4, 2)
     store = open_existing(folder)
-    assert store.version == 2 and store.manifest()["task_set"]["tasks"] == 6 and len(store.task_digests()) == 6
+    manifest = store.manifest()
+    assert store.version == 3 and manifest is not None and manifest.task_set.tasks == 6
+    assert len(store.task_digests()) == 6
     store.close()
 
 
@@ -225,7 +231,7 @@ def test_a_second_run_on_a_folder_in_use_exits_2_at_once(small_tasks, tmp_path):
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=60)
     store = open_existing(folder)
-    agents = {row["agent"] for row in store.rows()}
+    agents = {row.agent for row in store.rows()}
     store.close()
     assert agents == {"test-slow-reference"}
 
@@ -304,7 +310,9 @@ def test_version_and_the_summary_names_the_task_set(small_tasks, tmp_path):
     folder = tmp_path / "runs" / "r"  # a run creates its folder, parents included
     result = _cli("run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--no-baselines")
     store = open_existing(folder)
-    digest = store.manifest()["task_set"]["sha256"]
+    manifest = store.manifest()
+    assert manifest is not None
+    digest = manifest.task_set.sha256
     store.close()
     assert _first_line(result) == f"tasks: {small_tasks.absolute()}; 12 tasks; sha256 {digest[:12]}"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import RunSpec, StoreError, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, StoreError, export_jsonl, open_existing, read_run, run
 
 
 def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunSpec:
@@ -41,7 +41,7 @@ def test_infra_errors_are_not_scored_and_are_retried_on_resume(small_tasks, tmp_
     healed = run(config)
     assert healed.ran == 4 and healed.infra_errors == 0 and healed.completed == 4 and healed.complete
     store = open_existing(tmp_path / "run")
-    attempts = [row["attempts"] for row in store.rows()]
+    attempts = [row.attempts for row in store.rows()]
     store.close()
     assert attempts == [2, 2, 2, 2]
 
@@ -113,8 +113,8 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
     store = open_existing(output)
     rows = list(store.rows())
     store.close()
-    assert sorted(r["task_id"] for r in rows) == sorted({r["task_id"] for r in rows}) and len(rows) == 12
-    assert all(r["attempts"] == 1 for r in rows)
+    assert sorted(r.task_id for r in rows) == sorted({r.task_id for r in rows}) and len(rows) == 12
+    assert all(r.attempts == 1 for r in rows)
     # the interrupted-then-resumed run equals an uninterrupted one, byte for byte (timings aside)
     fresh = tmp_path / "fresh"
     run(_config(fresh, small_tasks, agent="test-slow-reference", concurrency=4))
@@ -124,8 +124,6 @@ def test_sigkill_mid_run_loses_nothing_and_resume_runs_every_task_once(small_tas
 def _export(folder: Path) -> bytes:
     import io
 
-    store = open_existing(folder)
     buffer = io.BytesIO()
-    export_jsonl(store, buffer, timings=False)
-    store.close()
+    export_jsonl(read_run(folder, records=False), buffer, timings=False)
     return buffer.getvalue()

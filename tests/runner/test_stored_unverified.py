@@ -8,7 +8,7 @@ from sopbench.statistics import breakdown
 def _rows(tmp_path, small_tasks):
     run(RunSpec(agent="no-verify", tasks=small_tasks, output=tmp_path / "run", baselines=False))
     store = open_existing(tmp_path / "run")
-    rows = [row for row in store.rows() if row["status"] == "completed"]
+    rows = [row for row in store.rows() if row.status == "completed"]
     store.close()
     return rows
 
@@ -20,9 +20,9 @@ def test_a_run_folder_breaks_procedure_failures_down_by_constraint(small_tasks, 
     assert constraints["procedure_failures"] > 0
     assert "unclassified" not in constraints["by_kind"]
     for row in rows:
-        stored = row["verdict"]["unverified"]
+        stored = row.verdict["unverified"]
         assert all(set(item) == {"kind", "depth"} for item in stored)
-        if row["verdict"]["procedure"]:
+        if row.verdict["procedure"]:
             assert stored == []
         assert "unverified" not in row_score(row).verdict
 
@@ -30,7 +30,7 @@ def test_a_run_folder_breaks_procedure_failures_down_by_constraint(small_tasks, 
 def test_a_store_without_the_unverified_constraints_counts_them_unclassified(small_tasks, tmp_path):
     rows = _rows(tmp_path, small_tasks)
     for row in rows:
-        del row["verdict"]["unverified"]  # as a store written before it was kept
+        del row.verdict["unverified"]  # as a store written before it was kept
     constraints = breakdown([row_score(row).outcome() for row in rows], "constraint")
     assert set(constraints["by_kind"]) == {"unclassified"}
     assert constraints["procedure_failures"] > 0

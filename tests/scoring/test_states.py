@@ -6,7 +6,7 @@ import pytest
 
 from sopbench.constraints import count_singles
 from sopbench.generation import generate_domain
-from sopbench.runner import RunSpec, read_run_folder, run
+from sopbench.runner import RunSpec, read_run, run
 from sopbench.scoring import goal_constraint_states
 
 
@@ -21,7 +21,7 @@ def played(tmp_path_factory):
     episodes = {}
     for agent in ("reference", "no-verify"):
         run(RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=folder / agent, baselines=False))
-        episodes[agent] = [e.record for e in read_run_folder(folder / agent).episodes]
+        episodes[agent] = [e.record for e in read_run(folder / agent).episodes]
     return episodes
 
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import read_run_folder
+from sopbench.runner import read_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import ChatServer, benchmark_model, error  # noqa: E402
@@ -78,7 +78,7 @@ tool_modes = ["fc"]
         result = CliRunner().invoke(app, ["sweep", str(sweep), "--output", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     for name in ("a1-fc-full", "a2-fc-full", "b-fc-full"):
-        assert len(read_run_folder(tmp_path / "out" / name).episodes) == 4
+        assert len(read_run(tmp_path / "out" / name).episodes) == 4
     assert shared.most == 2  # a1 and a2 together never had more than the limit at their endpoint
     assert other.most == 4  # b ran all its episodes at once
     assert other.first < shared.last  # beside a1 and a2, not after them
@@ -114,5 +114,5 @@ tool_modes = ["fc"]
     assert result.exit_code == 2
     [line] = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert "refused-fc-full:" in line and "rejected the API key" in line and "fine-fc-full" not in line
-    assert len(read_run_folder(tmp_path / "out" / "fine-fc-full").episodes) == 3
-    assert not read_run_folder(tmp_path / "out" / "refused-fc-full").episodes
+    assert len(read_run(tmp_path / "out" / "fine-fc-full").episodes) == 3
+    assert not read_run(tmp_path / "out" / "refused-fc-full").episodes

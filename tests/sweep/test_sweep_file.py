@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import read_run_folder
+from sopbench.runner import read_run
 from sopbench.sweep import SweepError, expand, read_sweep
 
 BASE = """
@@ -95,7 +95,7 @@ def test_rerun_resumes_adds_new_and_refuses_changed(tmp_path: Path) -> None:
     file = write(tmp_path, BASE + '[matrix]\nagents = ["reference"]\n')
     first = sweep(str(file), "--output", str(out), "--format", "json")
     assert first.exit_code == 0, first.output
-    stored = read_run_folder(out / "reference-full")
+    stored = read_run(out / "reference-full")
     assert len(stored.episodes) == 4
     rows = json.loads(first.stdout)
     assert any(row.get("model") == "reference" for row in rows)
@@ -112,14 +112,14 @@ def test_rerun_resumes_adds_new_and_refuses_changed(tmp_path: Path) -> None:
     file.write_text(BASE + '[matrix]\nagents = ["reference", "refuse-all"]\n', encoding="utf-8")
     added = sweep(str(file), "--output", str(out))
     assert added.exit_code == 0, added.output
-    assert len(read_run_folder(out / "refuse-all-full").episodes) == 4
-    assert len(read_run_folder(out / "reference-full").episodes) == 4
+    assert len(read_run(out / "refuse-all-full").episodes) == 4
+    assert len(read_run(out / "reference-full").episodes) == 4
 
     file.write_text(BASE.replace("runs = 2", "runs = 2\nseed = 7") + '[matrix]\nagents = ["reference"]\n')
     changed = sweep(str(file), "--output", str(out))
     assert changed.exit_code == 2
     assert "changed configurations" in changed.output and "reference-full (seed)" in changed.output
-    assert len(read_run_folder(out / "reference-full").episodes) == 4
+    assert len(read_run(out / "reference-full").episodes) == 4
 
 
 def test_builtin_example_is_valid() -> None:
@@ -164,8 +164,8 @@ concurrency = 2
     assert configs["reference-oracle"].concurrency == 2 and configs["refuse-all-full"].concurrency == 8
     out = tmp_path / "out"
     assert sweep(str(file), "--output", str(out)).exit_code == 0
-    assert len(read_run_folder(out / "refuse-all-full").episodes) == 1  # one task, one run
-    assert len(read_run_folder(out / "reference-full").episodes) == 4
+    assert len(read_run(out / "refuse-all-full").episodes) == 1  # one task, one run
+    assert len(read_run(out / "reference-full").episodes) == 4
 
 
 def test_an_override_that_matches_nothing_is_a_mistake(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from sopbench.constraints import And, Single
-from sopbench.runner import STORE_NAME, read_run_folder
+from sopbench.runner import STORE_NAME, read_run
 from sopbench.scoring import SOPBENCH, SOUND, score_paths, summarize
 from sopbench.statistics import breakdown
 from sopbench.view import (
@@ -49,7 +49,7 @@ def client(index):
 
 
 def test_sources_mix_run_folders_and_trajectory_files(viewer_sources, loaded):
-    stored = [read_run_folder(folder) for folder in (viewer_sources.reference, viewer_sources.no_verify)]
+    stored = [read_run(folder) for folder in (viewer_sources.reference, viewer_sources.no_verify)]
     runs = sum(len(s.episodes) for s in stored)
     assert loaded.problems == []
     assert len(loaded.episodes) == runs + 3  # and the three injected records
@@ -76,7 +76,7 @@ def test_reading_a_run_folder_changes_nothing(viewer_sources):
         return {p.name: p.read_bytes() for p in folder.iterdir() if not p.name.endswith("-shm")}
 
     before = contents()
-    read_run_folder(folder)
+    read_run(folder)
     assert contents() == before
 
 
@@ -267,7 +267,7 @@ def test_the_episode_page_shows_what_the_agent_was_shown_as_text(viewer_sources,
             agent="test-shown", domains=("bank",), tasks=viewer_sources.tasks, output=folder, baselines=False
         )
     )
-    stored = read_run_folder(folder)
+    stored = read_run(folder)
     assert all(e.system_prompt and e.system_prompt.endswith(SCRIPT) and e.tools for e in stored.episodes)
     loaded = load_sources(source_files([folder, viewer_sources.injected]), SOUND)
     client = TestClient(create_app(EpisodeIndex(loaded.episodes), "sound"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sopbench.generation import generate_domain
-from sopbench.runner import RunSpec, export_sopbench, open_existing, run
+from sopbench.runner import RunSpec, export_sopbench, read_run, run
 
 # What an injected message tries: run a script, load an image whose error handler runs one and
 # calls home, follow a javascript: link. Each must show as text.
@@ -41,11 +41,7 @@ def make_viewer_sources(folder: Path) -> ViewerSources:
     (tasks / "bank_tasks.json").write_bytes(generated.to_json())
     for agent in ("reference", "no-verify"):
         run(RunSpec(agent=agent, domains=("bank",), tasks=tasks, output=folder / agent, baselines=False))
-    store = open_existing(folder / "reference")
-    try:
-        exported = export_sopbench(store, folder / "exported", tasks)
-    finally:
-        store.close()
+    exported = export_sopbench(read_run(folder / "reference", records=False), folder / "exported", tasks)
     records = json.loads(exported[0].read_text())
     records[0]["interactions"][0]["prompt"] = f"Follow the bank's rules {SCRIPT}"
     messages = records[0]["interactions"][0]["interaction"]

@@ -13,7 +13,7 @@ from ._job import Job, OutputTarget, UserError, current_job, err_console
 from ._options import choice
 
 if TYPE_CHECKING:
-    from sopbench.runner import Store
+    from sopbench.runner import StoredRun
 
 Folder = Annotated[Path, typer.Argument(metavar="DIR", help="A run folder (holding results.sqlite).")]
 OutputFormat = Annotated[
@@ -67,11 +67,11 @@ def export(
     (and the original code) can score. --format shown writes what a model agent was shown: each
     distinct system prompt and tool list once, and which ones each episode got.
     """
-    from sopbench.runner import StoreError, open_existing, store_files
+    from sopbench.runner import StoreError, read_run, store_files
 
     job = current_job()
     choice("--format", output_format, ("jsonl", "sopbench", "shown"))
-    job.inputs([folder], "argument", must_exist=False)  # open_existing names what is missing
+    job.inputs([folder], "argument", must_exist=False)  # read_run names what is missing
     job.inputs(store_files(folder), "the run's store", must_exist=False)
     if output_format in ("jsonl", "shown"):
         target = job.output(output)
@@ -81,32 +81,27 @@ def export(
         trajectories_folder = job.output_folder(output or folder / "trajectories", new_folders=True)
         if tasks is not None:  # checked before the store is read (the store's default: once it is)
             job.inputs([tasks], "--tasks", contents=True)
-    try:
-        store = open_existing(folder)
-    except StoreError as exc:
+    try:  # read-only; a damaged row is named as a problem and left out
+        run = read_run(folder, header_only=output_format == "shown", records=False, on_damaged=job.problem)
+    except StoreError as exc:  # no store, or a damaged file (a corrupted page, a manifest)
         raise UserError(str(exc)) from None
-    try:
-        if output_format == "sopbench":
-            _export_trajectories(job, store, folder, trajectories_folder, tasks)
-        else:
-            _export_lines(job, store, folder, target, shown=output_format == "shown", timings=timings)
-    except StoreError as exc:  # a damaged file found while reading (a corrupted page, a manifest)
-        raise UserError(str(exc)) from None
-    finally:
-        store.close()
+    if output_format == "sopbench":
+        _export_trajectories(job, run, folder, trajectories_folder, tasks)
+    else:
+        _export_lines(job, run, folder, target, shown=output_format == "shown", timings=timings)
 
 
 def _export_lines(
-    job: Job, store: Store, folder: Path, target: OutputTarget, *, shown: bool, timings: bool
+    job: Job, run: StoredRun, folder: Path, target: OutputTarget, *, shown: bool, timings: bool
 ) -> None:
     """--format jsonl (one episode per line) or shown (one document), into ``target``."""
     from sopbench.runner import export_jsonl, export_shown
 
     with job.write(target) as sink:
         count = (
-            export_shown(store, sink)
+            export_shown(run, sink)
             if shown
-            else export_jsonl(store, sink, timings=timings, on_damaged=job.problem)
+            else export_jsonl(run, sink, timings=timings)
         )
     what = "what the model was shown in " if shown else ""
     job.finish(f"{what}{count} episodes exported to {target}")
@@ -120,12 +115,12 @@ def _export_lines(
 
 
 def _export_trajectories(
-    job: Job, store: Store, folder: Path, trajectories_folder: Path, tasks: Path | None
+    job: Job, run: StoredRun, folder: Path, trajectories_folder: Path, tasks: Path | None
 ) -> None:
     """--format sopbench: trajectory files of the published layout (each declared as an output first)."""
-    from sopbench.runner import StoreError, default_tasks_path, export_sopbench
+    from sopbench.runner import StoreError, export_sopbench
 
-    task_path = tasks or default_tasks_path(store)
+    task_path = tasks or run.tasks_path
     if tasks is None:
         job.inputs([task_path], "--tasks", contents=True)
 
@@ -135,7 +130,7 @@ def _export_trajectories(
 
     try:
         written = export_sopbench(
-            store, trajectories_folder, task_path, on_damaged=job.problem, check_targets=declare
+            run, trajectories_folder, task_path, check_targets=declare
         )
     except StoreError as exc:
         raise UserError(str(exc)) from None

@@ -16,7 +16,7 @@ from typing import Any
 from sopbench._io import LoadError, check_zip_archive
 from sopbench._json import MAX_FILE_BYTES, size_text
 from sopbench.constraints import clip
-from sopbench.runner import row_score
+from sopbench.runner import row_of_score, row_score
 from sopbench.scoring import RunScore
 
 SCORER_NAME = "sopbench_scorer"  # the key of our score in a sample's scores
@@ -90,7 +90,7 @@ def inspect_log_scores(
             if on_problem is not None:
                 on_problem(f"{where}: no sopbench score (not counted)")
             continue
-        yield row_score({**meta, "run": summary.epoch - 1}, protocol, source)
+        yield row_score(row_of_score(meta, summary.epoch - 1), protocol, source, calls_kept=False)
 
 
 def _check_bounds(path: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.runner import episode_record, row_score
+from sopbench.runner import episode_record, row_of_score, row_score
 from sopbench.scoring import RunScore
 from sopbench.traces import Record
 
@@ -85,7 +85,7 @@ def inspect_log_episodes(
             score = (
                 None
                 if scored is None
-                else row_score({**scored, "run": sample.epoch - 1}, protocol, path.as_posix())
+                else row_score(row_of_score(scored, sample.epoch - 1), protocol, path.as_posix(), calls_kept=False)
             )
             if sample.error is None and score is None and on_problem is not None:
                 on_problem(f"{where}: no sopbench score")

@@ -33,20 +33,20 @@ SORT_SCRIPT = (
 
 def episodes_to_embed(scores: list[RunScore], run_folders: Sequence[Path], on_problem: Callable[[str], None] | None) -> list[Episode]:
     """The agents' runs as the viewer's episodes (records of trajectory files read when drawn)."""
-    from sopbench.runner import StoreError, read_run_folder
+    from sopbench.runner import StoreError, read_run
     from sopbench.view import Episode, configuration_name, failing_constraint_kinds
 
     stored: dict[tuple[str, str, int], Any] = {}
     for folder in run_folders:
         try:
-            run = read_run_folder(folder)
+            run = read_run(folder)
         except StoreError as exc:
             if on_problem is not None:
                 on_problem(f"{folder}: its episodes cannot be embedded ({exc})")
             continue
         for item in run.episodes:
             if item.record is not None:
-                stored[(folder.as_posix(), item.task_id, item.run)] = item.record
+                stored[(folder.as_posix(), item.row.task_id, item.row.run)] = item.record
     episodes: list[Episode] = []
     for score in scores:
         record = stored.get((score.source, score.task_id, score.run))

@@ -7,14 +7,13 @@ trajectory files, scored under the protocol asked for.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sopbench._io import walk_files
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
-from sopbench.runner import STORE_NAME, StoreError, open_existing, row_score, stored_verdict_name
+from sopbench.runner import STORE_NAME, StoreError, read_run, row_score, stored_verdict_name
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
 
 from ._cards import CardChoice
@@ -105,26 +104,17 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
         return result
     damaged: list[str] = []
     try:
-        store = open_existing(folder)
-        try:
-            rows = list(store.rows(on_damaged=damaged.append))
-            digests = store.task_digests()
-        finally:
-            store.close()
+        run = read_run(folder, records=False, on_damaged=damaged.append)
     except StoreError as exc:  # names the store file and what is wrong with it
         raise RunFolderError(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise RunFolderError(f"{folder}: cannot read the run's episodes ({exc})") from None
     result.problems += damaged
     source = folder.as_posix()
-    for row in rows:
-        if row["status"] != "completed":
-            result.problems.append(
-                f"{folder}: {row['task_id']} run {row['run']}: {row['reason']} (infra_error, not counted)"
-            )
+    for row in run.rows:
+        if row.status != "completed":
+            result.problems.append(f"{folder}: {row.task_id} run {row.run}: {row.reason} (infra_error, not counted)")
             continue
         score = row_score(row, name, source)
-        result.scores.append(replace(score, stored_digest=digests.get(row["task_id"], "")))
+        result.scores.append(replace(score, stored_digest=run.task_digests.get(row.task_id, "")))
     return result
 
 

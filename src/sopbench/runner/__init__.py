@@ -29,11 +29,12 @@ from ._baselines import (
 from ._desk import ExecutedCall
 from ._episode import EpisodeResult, Limits, run_episode
 from ._export import export_jsonl, export_line, export_shown, export_sopbench, trajectory_file_name
-from ._manifest import TaskSet, task_digest, task_set_digest
+from ._lock import RunLock, run_in_progress
+from ._manifest import Manifest, TaskSet, TaskSetProvenance, sopbench_revision, task_digest, task_set_digest
 from ._outcome import Progress, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, episode_seed, select_tasks
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
-from ._read import StoredEpisode, StoredRun, read_run_folder
+from ._read import StoredEpisode, StoredRun, read_run
 from ._record import episode_record, record_json
 from ._row import (
     COLUMN_TYPES,
@@ -43,17 +44,21 @@ from ._row import (
     EXPORT_FIELDS,
     EXPORTED_SETTINGS,
     NOT_EXPORTED,
+    SCORE_COLUMNS,
     SETTINGS_AFTER,
     STATUSES,
     TIMING_FIELDS,
     EndReason,
     EpisodeRow,
     Status,
+    never_replied,
     passed_by_default,
     protocol_breaks,
+    row_of_score,
+    score_metadata,
 )
 from ._run import NoTaskToPlay, RunRefused, run, run_many
-from ._scored import EpisodePlayer, play, play_row, row_score, verdict_column
+from ._scored import EpisodePlayer, PlayedEpisode, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, tool_schema
 from ._spec import (
@@ -67,12 +72,10 @@ from ._spec import (
 )
 from ._store import (
     SCHEMA_VERSION,
-    RunLock,
     Store,
     StoreError,
     default_tasks_path,
     open_existing,
-    run_in_progress,
     shown_notes,
 )
 
@@ -111,6 +114,14 @@ __all__ = [
     "RunRefused",
     "RunLock",
     "TaskSet",
+    "TaskSetProvenance",
+    "Manifest",
+    "sopbench_revision",
+    "PlayedEpisode",
+    "never_replied",
+    "row_of_score",
+    "score_metadata",
+    "SCORE_COLUMNS",
     "store_files",
     "task_digest",
     "task_set_digest",
@@ -148,7 +159,7 @@ __all__ = [
     "open_existing",
     "play",
     "play_row",
-    "read_run_folder",
+    "read_run",
     "run_in_progress",
     "episode_record",
     "record_json",

@@ -13,7 +13,6 @@ and say why (``Baselines.unavailable``). Played first run only, nothing stored.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,10 +32,11 @@ from sopbench.tasks import LoadError, Task, task_digest
 from ._export import tasks_by_id
 from ._manifest import DIGEST_SHOWN, task_set_digest
 from ._plan import Episode, episode_seed, with_ids
+from ._read import read_run
 from ._record import episode_record
 from ._scored import episode_row, play, row_score
 from ._spec import RunSpec, RunSpecError
-from ._store import STORE_NAME, StoreError, default_tasks_path, open_existing
+from ._store import STORE_NAME, StoreError
 
 BASELINE_AGENTS = ("refuse-all", "no-verify")
 
@@ -105,7 +105,7 @@ async def _scores(
         episode = Episode(task, task_id, 0, episode_seed(config.seed, task_id, 0))
         result, _ = await play(baseline, episode)
         row = episode_row(baseline, episode, result, None, 1)
-        if row["status"] != "completed":
+        if row.status != "completed":
             continue
         score = row_score(row, stored or "sound")
         if stored is None:  # another mix of quirks, or refusals judged: score the episode again
@@ -140,17 +140,12 @@ def run_folder_tasks(folder: Path, task_ids: Iterable[str] | None = None) -> dic
     other tasks (digest), or the store cannot be read.
     """
     try:
-        store = open_existing(folder)
-        try:
-            manifest = store.manifest() or {}
-            stored = store.task_digests()
-            where = default_tasks_path(store)
-        finally:
-            store.close()
-    except (StoreError, sqlite3.Error, OSError, ValueError) as exc:
+        header = read_run(folder, header_only=True)
+    except (StoreError, OSError, ValueError) as exc:
         raise TaskSetMissing(f"{folder}: cannot read which tasks it played ({exc})") from None
-    task_set = manifest.get("task_set") or {}
-    if stored and task_set.get("sha256") and task_set_digest(stored) != task_set["sha256"]:
+    stored, where = header.task_digests, header.tasks_path
+    sha256 = header.manifest.task_set.sha256 if header.manifest is not None else ""
+    if stored and sha256 and task_set_digest(stored) != sha256:
         raise TaskSetMissing(
             f"{folder}: its stored task digests do not give its task_set.sha256 (damaged store)"
         )
@@ -174,7 +169,7 @@ def run_folder_tasks(folder: Path, task_ids: Iterable[str] | None = None) -> dic
             if task is None:
                 raise TaskSetMissing(f"{folder}: task {task_id} is not in {where} (the task file changed)")
             if task_id in stored and task_digest(task) != stored[task_id]:
-                shown = task_set.get("sha256", "")[:DIGEST_SHOWN]
+                shown = sha256[:DIGEST_SHOWN]
                 raise TaskSetMissing(
                     f"{folder}: {where} holds other tasks than those played (task_set.sha256 {shown}; "
                     f"first differing task {task_id})"

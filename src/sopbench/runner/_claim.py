@@ -6,7 +6,7 @@ from typing import Any
 
 from sopbench.tasks import LoadError, load_tasks
 
-from ._manifest import TaskSet, build_manifest, differences, task_differences, task_digest
+from ._manifest import Manifest, TaskSet, build_manifest, differences, task_differences, task_digest
 from ._plan import task_files, with_ids
 from ._spec import RunSpec, RunSpecError
 from ._store import STORE_NAME, Store, StoreError, open_existing
@@ -21,13 +21,14 @@ def generated_seed(config: RunSpec) -> int | None:
     return DEFAULT_SEED
 
 
-def claim(config: RunSpec, task_set: TaskSet) -> tuple[dict[str, Any], dict[str, str]]:
+def claim(config: RunSpec, task_set: TaskSet) -> tuple[Manifest, dict[str, str]]:
     """The manifest and task digests to record for this run, read from the folder's store without
     changing it; ``StoreError`` when the folder holds another run: a result-determining setting
-    differs, or tasks played before are not these tasks. A schema-1 store is adopted (made schema 2
-    when the manifest is recorded) only when its episodes were played on these tasks."""
+    differs, or tasks played before are not these tasks. A schema-1 store is adopted (made schema 3
+    when the manifest is recorded) only when its episodes were played on these tasks; a schema-2
+    one's manifest is read as it is and written again at schema 3."""
     identity = config.identity()
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
     stored_digests: dict[str, str] = {}
     if (config.output / STORE_NAME).is_file():
         store = open_existing(config.output)
@@ -37,7 +38,7 @@ def claim(config: RunSpec, task_set: TaskSet) -> tuple[dict[str, Any], dict[str,
             if store.version == 1:
                 stored_digests = _adopt_schema_1(store, config, task_set, identity)
             elif manifest is not None:
-                problems = differences(manifest.get("config", {}), identity)
+                problems = differences(manifest.config, identity)
                 changed = task_differences(stored_digests, task_set)
                 if changed:
                     problems.append(changed)
@@ -49,7 +50,7 @@ def claim(config: RunSpec, task_set: TaskSet) -> tuple[dict[str, Any], dict[str,
         finally:
             store.close()
     played = {**stored_digests, **task_set.digests}
-    created = None if manifest is None else manifest.get("created_at")
+    created = None if manifest is None else manifest.created_at
     return build_manifest(task_set, identity, played, created_at=created), played
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from itertools import groupby
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -16,10 +16,21 @@ from sopbench.tasks import LoadError, Task, load_tasks, task_ids
 from ._manifest import task_digest
 from ._plan import task_files
 from ._record import executed_messages, record_json
-from ._row import DERIVED, DERIVED_FIELDS, EXPORT_FIELDS, EXPORTED_SETTINGS, SETTINGS_AFTER, TIMING_FIELDS
+from ._row import (
+    DERIVED,
+    DERIVED_FIELDS,
+    EXPORT_FIELDS,
+    EXPORTED_SETTINGS,
+    SETTINGS_AFTER,
+    TIMING_FIELDS,
+    EpisodeRow,
+)
 from ._scoring import PUBLISHED_CHECKS
 from ._spec import RunSpecError
-from ._store import OnDamaged, Store, StoreError
+from ._store import StoreError
+
+if TYPE_CHECKING:
+    from ._read import StoredRun
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
 # Timings a model agent's (and an llm user's) usage holds: exported apart, after latency_s.
@@ -27,13 +38,13 @@ USAGE_TIMINGS = ("queue_s", "model_s")
 
 
 def export_line(
-    row: dict[str, Any], *, timings: bool = True, ablations: Mapping[str, Any] | None = None
+    row: EpisodeRow, *, timings: bool = True, ablations: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """One episode as an export line: the fields of ``EXPORT_FIELDS`` (``runner/_row.py``) in their
     order. Timings come last, so that the rest is comparable byte for byte. ``ablations``: the run's
     environment settings (``env_mode``, ``shuffle_tools``, ...), given with each line; a call the
     guard refused has ``"refused": true``."""
-    reshaped = {"tool_calls": _exported_calls(row["tool_calls"]), "verdict": _exported_verdict(row)}
+    reshaped = {"tool_calls": _exported_calls(row.tool_calls), "verdict": _exported_verdict(row)}
     line: dict[str, Any] = {}
     for name, column in EXPORT_FIELDS:
         if name in TIMING_FIELDS and not timings:
@@ -41,23 +52,23 @@ def export_line(
         if column == DERIVED:
             line[name] = DERIVED_FIELDS[name](row)
         else:
-            line[name] = reshaped[column] if column in reshaped else row[column]
+            line[name] = reshaped[column] if column in reshaped else getattr(row, column)
         if name == SETTINGS_AFTER:
             line.update(ablations or {})
-    line["usage"] = {k: v for k, v in (row["usage"] or {}).items() if k not in USAGE_TIMINGS}
+    line["usage"] = {k: v for k, v in (row.usage or {}).items() if k not in USAGE_TIMINGS}
     if timings:  # the request times of a model agent (and an llm user), last like latency_s
-        for prefix, usage in (("", row["usage"] or {}), ("user_", row["user_usage"] or {})):
+        for prefix, usage in (("", row.usage or {}), ("user_", row.user_usage or {})):
             line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
     return line
 
 
-def _exported_verdict(row: Mapping[str, Any]) -> dict[str, Any] | None:
+def _exported_verdict(row: EpisodeRow) -> dict[str, Any] | None:
     """The sound judgements and the published checks of the sopbench protocol (None: infra_error)."""
-    if row["status"] != "completed":
+    if row.status != "completed" or row.verdict is None:
         return None
-    verdict = {key: row["verdict"][key] for key in VERDICT_KEYS}
+    verdict = {key: row.verdict[key] for key in VERDICT_KEYS}
     # null checks: the published evaluator crashes on this episode (its explanations say why)
-    compat = row["compat"] or {}
+    compat = row.compat or {}
     verdict.update({key: compat.get(key) for key in PUBLISHED_CHECKS})
     return verdict
 
@@ -75,22 +86,20 @@ def _exported_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def export_shown(store: Store, sink: IO[bytes]) -> int:
+def export_shown(run: StoredRun, sink: IO[bytes]) -> int:
     """What the run's models were shown, as one JSON document (``Store.shown``): each distinct system
     prompt and tool list once, and which ones each episode got. The number of episodes it covers."""
-    shown = store.shown()
+    shown = run.shown
     sink.write(orjson.dumps(shown, option=orjson.OPT_INDENT_2) + b"\n")
     return len(shown["episodes"])
 
 
-def export_jsonl(
-    store: Store, sink: IO[bytes], *, timings: bool = True, on_damaged: OnDamaged | None = None
-) -> int:
-    """Every episode, one JSON line each, in a fixed order (domain, task position, run); a damaged row
-    is skipped and named to ``on_damaged``."""
+def export_jsonl(run: StoredRun, sink: IO[bytes], *, timings: bool = True) -> int:
+    """Every episode of ``run`` (read with ``read_run``), one JSON line each, in a fixed order
+    (domain, task position, run)."""
     count = 0
-    ablations = stored_ablations(store)
-    for row in store.rows(on_damaged=on_damaged):
+    ablations = stored_ablations(run.config)
+    for row in run.rows:
         line = export_line(row, timings=timings, ablations=ablations)
         sink.write(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
@@ -115,10 +124,10 @@ def trajectory_file_name(
     )
 
 
-def stored_ablations(store: Store) -> dict[str, Any]:
-    """The ablation settings a run folder was made with (defaults for what its configuration omits)."""
-    manifest = store.manifest()
-    config = (manifest or {}).get("config") or store.legacy_config() or {}
+def stored_ablations(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ablation settings a run folder was made with, from its identity (``StoredRun.config``):
+    defaults for what it omits."""
+    config = config or {}
     return {key: config.get(key, value) for key, value in EXPORTED_SETTINGS.items()}
 
 
@@ -129,31 +138,30 @@ def tasks_by_id(tasks_path: Path, domain: str) -> dict[str, Task]:
     return dict(zip(task_ids(tasks), tasks, strict=True))
 
 
-def mismatch(row: dict[str, Any], task: Task | None, digests: dict[str, str]) -> str | None:
+def mismatch(row: EpisodeRow, task: Task | None, digests: dict[str, str]) -> str | None:
     """Why ``task`` is not the task the stored episode ``row`` was played on (None when it is): by
     digest (schema 2), or by goal, position, expected outcome and opening message (schema 1)."""
     if task is None:
         return "no such task"
     if digests:
-        stored = digests.get(row["task_id"])
+        stored = digests.get(row.task_id)
         if stored is not None:
             return None if stored == task_digest(task) else "the task differs (sha256)"
-    if task.goal != row["goal"]:
-        return f"goal {task.goal}, played {row['goal']}"
-    if int(task.action_should_succeed) != row["should_succeed"]:
+    if task.goal != row.goal:
+        return f"goal {task.goal}, played {row.goal}"
+    if int(task.action_should_succeed) != row.should_succeed:
         return "the expected outcome differs"
-    opening = row["messages"][0].get("content") if row["messages"] else None
-    if row["user"] == "none" and opening is not None and opening != task.user_prompt:
+    opening = row.messages[0].get("content") if row.messages else None
+    if row.user == "none" and opening is not None and opening != task.user_prompt:
         return "the user prompt differs"
     return None
 
 
 def export_sopbench(
-    store: Store,
+    run: StoredRun,
     folder: Path,
     tasks_path: Path,
     *,
-    on_damaged: OnDamaged | None = None,
     check_targets: Callable[[list[Path]], None] | None = None,
 ) -> list[Path]:
     """Trajectory files in the published layout, one per domain (``<folder>/<domain>/<name>.json``),
@@ -163,35 +171,33 @@ def export_sopbench(
     task (the task files changed), ``StoreError`` is raised and nothing is written. Then
     ``check_targets(files)`` may refuse the files about to be written (the command line checks them
     against its inputs); then each file is written atomically."""
-    rows = [row for row in store.rows(on_damaged=on_damaged) if row["status"] == "completed"]
-    digests = store.task_digests()
-    ablations = stored_ablations(store)
-    shown = store.shown()  # the published layout keeps each run's system prompt (``prompt``)
+    rows = [row for row in run.rows if row.status == "completed"]
+    digests = run.task_digests
+    ablations = stored_ablations(run.config)
+    shown = run.shown  # the published layout keeps each run's system prompt (``prompt``)
     prompt_of = {
         (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or "" for e in shown["episodes"]
     }
     plans = []
-    for domain, grouped in groupby(rows, key=lambda r: r["domain"]):
+    for domain, grouped in groupby(rows, key=lambda r: r.domain):
         domain_rows = list(grouped)
         try:
             tasks = tasks_by_id(tasks_path, domain)
         except (RunSpecError, LoadError) as exc:
             raise StoreError(f"--tasks {tasks_path}: {exc}") from None
-        wrong = [(r, why) for r in domain_rows if (why := mismatch(r, tasks.get(r["task_id"]), digests))]
+        wrong = [(r, why) for r in domain_rows if (why := mismatch(r, tasks.get(r.task_id), digests))]
         if wrong:
             row, why = wrong[0]
             raise StoreError(
                 f"{tasks_path} does not hold the tasks this run was played on ({len(wrong)} episodes of "
-                f"{domain} differ, first {row['task_id']}: {why}); nothing was written: pass --tasks "
+                f"{domain} differ, first {row.task_id}: {why}); nothing was written: pass --tasks "
                 "with the task files of the run"
             )
         first = domain_rows[0]
         target = (
             folder
             / domain
-            / trajectory_file_name(
-                first["model"], first["agent"], first["tool_mode"], first["tool_list"], ablations
-            )
+            / trajectory_file_name(first.model, first.agent, first.tool_mode, first.tool_list, ablations)
         )
         plans.append((target, tasks, domain_rows))
     if check_targets is not None:
@@ -200,14 +206,14 @@ def export_sopbench(
     for target, tasks, domain_rows in plans:
         first = domain_rows[0]
         records = []
-        for task_id, grouped_rows in groupby(domain_rows, key=lambda r: r["task_id"]):
+        for task_id, grouped_rows in groupby(domain_rows, key=lambda r: r.task_id):
             task_rows = list(grouped_rows)
             # Calls the guard refused were not executed: the published layout (and the scorers
             # that replay it) must not see them (the JSON Lines export keeps them).
             runs = [
                 (
-                    executed_messages(r["messages"], [bool(c.get("refused")) for c in r["tool_calls"]]),
-                    r["final_database"],
+                    executed_messages(r.messages, [bool(c.get("refused")) for c in r.tool_calls]),
+                    r.final_database,
                 )
                 for r in task_rows
             ]
@@ -215,12 +221,12 @@ def export_sopbench(
                 record_json(
                     tasks[task_id],
                     runs,
-                    tool_list=first["tool_list"],
-                    model=first["model"] or first["agent"],
-                    tool_mode=first["tool_mode"] or "fc",
-                    user=first["user"],
+                    tool_list=first.tool_list,
+                    model=first.model or first.agent,
+                    tool_mode=first.tool_mode or "fc",
+                    user=first.user,
                     ablations=ablations,
-                    prompts=[prompt_of.get((r["task_id"], r["run"]), "") for r in task_rows],
+                    prompts=[prompt_of.get((r.task_id, r.run), "") for r in task_rows],
                 )
             )
         write_atomically(target, orjson.dumps(records, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2))

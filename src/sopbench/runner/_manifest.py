@@ -3,8 +3,10 @@ settings, and the check that a resumed run is the same run (docs/runner.md, "The
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
+import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import BaseModel, ConfigDict
 
+import sopbench
 from sopbench import __version__
 from sopbench.evaluation import canonical_json
 from sopbench.tasks import Task, task_digest
@@ -50,26 +54,86 @@ class TaskSet:
         return f"tasks: {where}; {len(self.digests)} tasks; sha256 {self.sha256[:DIGEST_SHOWN]}"
 
 
+class TaskSetProvenance(BaseModel):
+    """Where the tasks a run folder played came from (``manifest.task_set``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str  # absolute, as the run named it
+    generated_seed: int | None  # the generated default set (None: files the user named)
+    tasks: int  # tasks played in the folder
+    sha256: str  # ``task_set_digest`` of the played tasks' digests
+
+
+class Manifest(BaseModel):
+    """What a run folder is (``meta.manifest``, docs/runner.md "The manifest"): the sopbench that
+    wrote it, the tasks it played, the run's identity (its result-determining settings) and when it
+    was made. Store schema 2 wrote the same document without ``sopbench_revision``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sopbench_version: str
+    # The git commit of the sopbench that last wrote the folder, when it ran from a git checkout
+    # (None otherwise, and in a schema-2 manifest).
+    sopbench_revision: str | None = None
+    python_version: str
+    created_at: str  # UTC, ISO 8601: when a run first claimed the folder
+    task_set: TaskSetProvenance
+    # The run's identity, as ``RunSpec.identity()`` gives it (a resumed run must match it).
+    config: dict[str, Any]
+
+    def document(self) -> dict[str, Any]:
+        """The manifest as the store keeps it (JSON-ready, fields in declaration order)."""
+        return self.model_dump(mode="json")
+
+
+@functools.cache
+def sopbench_revision() -> str | None:
+    """The commit of the git checkout sopbench is imported from (None when it is not imported from
+    one, or git cannot say: never an error)."""
+    package = Path(sopbench.__file__).resolve().parent
+    try:
+        # Only a checkout that tracks this very file: an installed copy inside some other
+        # repository (a virtual environment in a checkout) has no revision.
+        tracked = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "__init__.py"],
+            cwd=package,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+        if tracked.returncode != 0:
+            return None
+        head = subprocess.run(
+            ["git", "rev-parse", "--verify", "HEAD"], cwd=package, capture_output=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    revision = head.stdout.decode(errors="replace").strip()
+    return revision if head.returncode == 0 and revision else None
+
+
 def build_manifest(
     task_set: TaskSet,
     identity: Mapping[str, Any],
     played: Mapping[str, str],
     created_at: str | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """The manifest (``meta.manifest``): ``played`` is every task id -> digest the folder holds
     episodes (or will) of."""
-    return {
-        "sopbench_version": __version__,
-        "python_version": platform.python_version(),
-        "created_at": created_at or datetime.now(UTC).isoformat(timespec="seconds"),
-        "task_set": {
-            "path": str(task_set.path),
-            "generated_seed": task_set.generated_seed,
-            "tasks": len(played),
-            "sha256": task_set_digest(played),
-        },
-        "config": dict(identity),
-    }
+    return Manifest(
+        sopbench_version=__version__,
+        sopbench_revision=sopbench_revision(),
+        python_version=platform.python_version(),
+        created_at=created_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        task_set=TaskSetProvenance(
+            path=str(task_set.path),
+            generated_seed=task_set.generated_seed,
+            tasks=len(played),
+            sha256=task_set_digest(played),
+        ),
+        config=dict(identity),
+    )
 
 
 def differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ from sopbench.scoring import Summary
 from sopbench.statistics import UsageSummary
 
 from ._manifest import TaskSet
-from ._row import passed_by_default, protocol_breaks
+from ._row import EpisodeRow, passed_by_default, protocol_breaks
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -62,11 +62,11 @@ class ProtocolCounts:
     protocol_breaks: int = 0
     malformed_calls: int = 0
 
-    def add(self, row: dict[str, Any]) -> None:
-        self.passed += bool(row["passed"])
+    def add(self, row: EpisodeRow) -> None:
+        self.passed += bool(row.passed)
         self.passed_by_default += bool(passed_by_default(row))
         self.protocol_breaks += protocol_breaks(row)
-        self.malformed_calls += row["malformed_calls"] or 0
+        self.malformed_calls += row.malformed_calls or 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))

@@ -73,12 +73,8 @@ class EpisodeRow:
     attempts: int = _column("INTEGER", "how many times the episode was run (infra_error retries)")
     finished_at: str = _column("TEXT", "UTC, ISO 8601")
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> EpisodeRow:
-        return cls(**{name: row[name] for name in COLUMNS})
-
-    def as_row(self) -> dict[str, Any]:
-        """The record as the store takes it: one key per column, in column order (values not copied)."""
+    def columns(self) -> dict[str, Any]:
+        """One key per column, in column order (values not copied): what the store writes."""
         return {name: getattr(self, name) for name in COLUMNS}
 
 
@@ -137,26 +133,33 @@ NOT_EXPORTED: dict[str, str] = {
 DERIVED = "(derived)"  # the "column" of an export field computed from the stored columns
 
 
-def made_well_formed_action(row: Mapping[str, Any]) -> bool:
+def made_well_formed_action(row: EpisodeRow) -> bool:
     """The agent wrote at least one well-formed tool call (a known tool, arguments that fit it)."""
-    return any(call.get("problem") is None for call in row["tool_calls"] or ())
+    return any(call.get("problem") is None for call in row.tool_calls or ())
 
 
-def passed_by_default(row: Mapping[str, Any]) -> bool | None:
+def passed_by_default(row: EpisodeRow) -> bool | None:
     """A pass in which the agent made no well-formed action: it called no tool, or every call it
     wrote was malformed (a refusal by silence or by broken replies). None when not scored."""
-    if row["passed"] is None:
+    if row.passed is None:
         return None
-    return bool(row["passed"]) and not made_well_formed_action(row)
+    return bool(row.passed) and not made_well_formed_action(row)
 
 
-def protocol_breaks(row: Mapping[str, Any]) -> int:
+def protocol_breaks(row: EpisodeRow) -> int:
     """The agent's replies that broke the text protocol (react, act-only): parsed replies in which
     the parser found a problem (no ``Action:`` line, no ``Action Input:``, an empty reply...)."""
-    return sum(1 for reply in row["raw_replies"] or () if reply.get("problems"))
+    return sum(1 for reply in row.raw_replies or () if reply.get("problems"))
 
 
-DERIVED_FIELDS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+def never_replied(row: EpisodeRow) -> bool:
+    """A completed episode in which the model never replied: its first request already overflowed
+    the context. There is no behaviour to judge (a must-refuse task would pass by silence), so it
+    is reported apart and not scored."""
+    return row.status == "completed" and row.agent_steps == 0 and row.end_reason == "context_length"
+
+
+DERIVED_FIELDS: dict[str, Callable[[EpisodeRow], Any]] = {
     "passed_by_default": passed_by_default,
     "protocol_breaks": protocol_breaks,
 }
@@ -200,3 +203,62 @@ def read_verdict(
     fields_ = {key: value for key, value in stored.items() if key != UNVERIFIED_KEY}
     items = tuple(UnverifiedConstraint(str(u["kind"]), u["depth"]) for u in stored[UNVERIFIED_KEY])
     return fields_, items
+
+
+# ---- the row an Inspect score keeps (``inspect_eval``) ---------------------------------------------
+# The columns the Inspect scorer keeps in each score's metadata: what ``row_score`` reads, so that an
+# Inspect log reads back as a run folder does (the sample itself holds the transcript).
+SCORE_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "domain",
+    "goal",
+    "task_index",
+    "should_succeed",
+    "agent",
+    "model",
+    "tool_mode",
+    "tool_list",
+    "user",
+    "end_reason",
+    "verdict",
+    "compat",
+    "explanations",
+    "problems",
+    "usage",
+    "user_usage",
+    "latency_s",
+)
+
+
+def score_metadata(**columns: Any) -> dict[str, Any]:
+    """An Inspect score's metadata: exactly the columns of ``SCORE_COLUMNS`` (a missing or unknown
+    one is an error), in that order."""
+    if set(columns) != set(SCORE_COLUMNS):
+        missing, unknown = set(SCORE_COLUMNS) - set(columns), set(columns) - set(SCORE_COLUMNS)
+        raise TypeError(f"score metadata: missing {sorted(missing)}, unknown {sorted(unknown)}")
+    return {name: columns[name] for name in SCORE_COLUMNS}
+
+
+def row_of_score(metadata: Mapping[str, Any], run: int) -> EpisodeRow:
+    """A completed episode's row from an Inspect score's metadata (``score_metadata``) and its epoch's
+    run: the columns it does not keep are empty (no calls, no transcript, no seed), so that a score
+    read from it knows no calls (``row_score(..., calls_kept=False)``)."""
+    kept: dict[str, Any] = {name: metadata.get(name) for name in SCORE_COLUMNS}
+    kept["explanations"] = list(kept["explanations"] or ())
+    verdict = kept["verdict"]
+    return EpisodeRow(
+        **kept,
+        run=run,
+        seed=0,
+        status="completed",
+        reason=None,
+        passed=None if not isinstance(verdict, dict) else int(bool(verdict.get("passed"))),
+        messages=[],
+        tool_calls=[],
+        final_database=None,
+        raw_replies=[],
+        malformed_calls=0,
+        agent_steps=0,
+        attempts=1,
+        finished_at="",
+    )

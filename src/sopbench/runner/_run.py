@@ -20,12 +20,15 @@ from sopbench.tasks import Task
 from ._baselines import baseline_summaries
 from ._claim import claim, generated_seed
 from ._episode import AgentContractError
+from ._lock import RunLock
 from ._manifest import TaskSet
 from ._outcome import Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, Plan, plan_episodes, select_tasks
-from ._scored import EpisodePlayer, never_replied, play_row, row_score
+from ._read import read_run
+from ._row import never_replied
+from ._scored import EpisodePlayer, play_row, row_score
 from ._spec import RunSpec, RunSpecError
-from ._store import STORE_NAME, RunLock, Store, open_existing
+from ._store import STORE_NAME, Store, open_existing
 
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
 # stored: resume runs them again). A second signal abandons them at once.
@@ -143,7 +146,7 @@ async def _run_async(
         earlier = finished[index].get((episode.task_id, episode.run))
         attempts = (earlier.attempts if earlier else 0) + 1
         try:
-            row = await player(job.config, episode, attempts)
+            row, shown = await player(job.config, episode, attempts)
         except AgentRequestError as exc:  # every episode of it would fail alike: stop scheduling it
             job.refused = job.refused or str(exc)
             lanes[index].clear()
@@ -154,16 +157,15 @@ async def _run_async(
             return
         # What the agent was shown (system prompt, tool schemas) travels with the row; the store
         # keeps each distinct one once.
-        shown = row.pop("shown", None)
         job.store.put(row, shown)
         counts = job.counts
         counts.done += 1
         counts.last = episode.task_id
         if never_replied(row):
             pass  # neither scored nor an infra_error: counted apart in the report
-        elif row["status"] == "completed":
+        elif row.status == "completed":
             counts.scored += 1
-            counts.passed += row["passed"]
+            counts.passed += row.passed or 0
         else:
             counts.infra_errors += 1
         if job.on_progress is not None:
@@ -308,7 +310,7 @@ def _run_many(
                 jobs[0].counts if len(jobs) == 1 else _sum(jobs),
                 [(job.config.output, job.counts) for job in jobs],
             )
-        reports = [_report(job.config, job.store, job.episodes, job.counts) for job in jobs]
+        reports = [_report(job.config, job.episodes, job.counts) for job in jobs]
     for report, job in zip(reports, jobs, strict=True):
         report.task_set = job.task_set
         report.refused = job.refused
@@ -327,7 +329,7 @@ def _sum(jobs: list[_Job]) -> Progress:
     return counts
 
 
-def _report(config: RunSpec, store: Store, episodes: Plan, counts: Progress) -> RunReport:
+def _report(config: RunSpec, episodes: Plan, counts: Progress) -> RunReport:
     wanted = episodes
     scores, infra, reasons = [], 0, []
     damaged: list[str] = []
@@ -336,25 +338,26 @@ def _report(config: RunSpec, store: Store, episodes: Plan, counts: Progress) -> 
     timed_out = 0
     queue_s = model_s = 0.0
     protocol: dict[str, ProtocolCounts] = {}
-    for row in store.rows(on_damaged=damaged.append):
-        if (row["task_id"], row["run"]) not in wanted:
+    # Read back as every reader reads a run folder (the writer's connection is still open: WAL).
+    for row in read_run(config.output, records=False, on_damaged=damaged.append).rows:
+        if (row.task_id, row.run) not in wanted:
             continue
-        usage = row.get("usage") or {}
+        usage = row.usage or {}
         timed_out += usage.get("timed_out_requests", 0) if isinstance(usage, dict) else 0
-        for side in (usage, row.get("user_usage") or {}):
+        for side in (usage, row.user_usage or {}):
             if isinstance(side, dict):
                 queue_s += side.get("queue_s", 0.0)
                 model_s += side.get("model_s", 0.0)
         if never_replied(row):
-            no_reply[row["end_reason"]] = no_reply.get(row["end_reason"], 0) + 1
-        elif row["status"] == "completed":
+            no_reply[row.end_reason] = no_reply.get(row.end_reason, 0) + 1
+        elif row.status == "completed":
             scores.append(row_score(row))
-            scored_tasks[row["task_id"]] = None
-            for key in (row["domain"], "all"):
+            scored_tasks[row.task_id] = None
+            for key in (row.domain, "all"):
                 protocol.setdefault(key, ProtocolCounts()).add(row)
         else:
             infra += 1
-            reasons.append(f"{row['task_id']} run {row['run']}: {row['reason']}")
+            reasons.append(f"{row.task_id} run {row.run}: {row.reason}")
     return RunReport(
         output=config.output,
         episodes=len(episodes),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sopbench.agents import Agent, Usage, agent_factory, user_factory
+from sopbench.agents import Agent, Shown, Usage, agent_factory, user_factory
 from sopbench.scoring import RunScore, ScoringError
 from sopbench.statistics import Configuration
 from sopbench.statistics import Usage as StatUsage
@@ -49,17 +49,23 @@ async def play(config: RunSpec, episode: Episode) -> tuple[EpisodeResult, Agent 
     return result, agent
 
 
-async def play_row(config: RunSpec, episode: Episode, attempts: int) -> dict[str, Any]:
-    """Play one episode and return its store row (what a remote worker sends back to the one writer),
-    with what the agent was shown under ``shown``."""
+class PlayedEpisode(NamedTuple):
+    """A finished episode as a remote worker sends it back to the one writer: its store row and what
+    its agent was shown (None: the agent could not be created)."""
+
+    row: EpisodeRow
+    shown: Shown | None
+
+
+async def play_row(config: RunSpec, episode: Episode, attempts: int) -> PlayedEpisode:
+    """Play one episode and return its store row with what the agent was shown."""
     result, agent = await play(config, episode)
     row = episode_row(config, episode, result, agent, attempts)
-    row["shown"] = agent.shown() if agent is not None else None
-    return row
+    return PlayedEpisode(row, agent.shown() if agent is not None else None)
 
 
 # Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
-EpisodePlayer = Callable[[RunSpec, Episode, int], Awaitable[dict[str, Any]]]
+EpisodePlayer = Callable[[RunSpec, Episode, int], Awaitable[PlayedEpisode]]
 
 
 def verdict_column(score: EpisodeScores) -> dict[str, Any]:
@@ -72,7 +78,7 @@ def verdict_column(score: EpisodeScores) -> dict[str, Any]:
 
 def episode_row(
     config: RunSpec, episode: Episode, result: EpisodeResult, agent: Agent | None, attempts: int
-) -> dict[str, Any]:
+) -> EpisodeRow:
     """The stored row of a finished episode, scored when it completed."""
     task = episode.task
     verdict = compat = None
@@ -107,7 +113,6 @@ def episode_row(
         }
         for c in result.calls
     ]
-    # Built through the typed record, so that a column it lacks (or one it does not know) is an error.
     return EpisodeRow(
         task_id=episode.task_id,
         run=episode.run,
@@ -155,52 +160,47 @@ def episode_row(
         latency_s=result.latency_s,
         attempts=attempts,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    ).as_row()
+    )
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 
-def row_score(row: dict[str, Any], protocol: str = "sound", source: str | None = None) -> RunScore:
-    """A stored completed episode (JSON columns decoded) as a score the scoring summaries take.
+def row_score(
+    row: EpisodeRow, protocol: str = "sound", source: str | None = None, *, calls_kept: bool = True
+) -> RunScore:
+    """A stored completed episode as a score the scoring summaries take.
 
     ``protocol``: ``sound`` reads the ``verdict`` column, ``sopbench`` the ``compat`` one (the
     stored explanations are the sound verdict's, kept only with it). ``source``: where the row was
-    read (default: the agent's name).
+    read (default: the agent's name). ``calls_kept``: False for a row read back from an Inspect
+    score, which keeps no calls (whether a pass was by default is then not known).
     """
     if protocol not in ("sound", "sopbench"):
         raise ValueError(f"a run folder stores sound and sopbench verdicts only, not {protocol}")
-    usage, user_usage = row["usage"] or {}, row["user_usage"] or {}
-    verdict, unverified = read_verdict(row["verdict"] if protocol == "sound" else row["compat"])
+    usage, user_usage = row.usage or {}, row.user_usage or {}
+    verdict, unverified = read_verdict(row.verdict if protocol == "sound" else row.compat)
     return RunScore(
-        source=row["agent"] if source is None else source,
-        domain=row["domain"],
-        record=row["task_index"],
-        run=row["run"],
+        source=row.agent if source is None else source,
+        domain=row.domain,
+        record=row.task_index,
+        run=row.run,
         protocol=protocol,
         verdict=verdict,
-        explanations=tuple(row["explanations"]) if protocol == "sound" else (),
+        explanations=tuple(row.explanations) if protocol == "sound" else (),
         justified_refusal=None,
-        should_succeed=bool(row["should_succeed"]),
-        goal=row["goal"],
-        task_id=row["task_id"],
-        configuration=Configuration(row["agent"], row["model"], row["tool_mode"], row["tool_list"], row["user"]),
+        should_succeed=bool(row.should_succeed),
+        goal=row.goal,
+        task_id=row.task_id,
+        configuration=Configuration(row.agent, row.model, row.tool_mode, row.tool_list, row.user),
         usage=StatUsage(
             agent_prompt_tokens=usage.get("prompt_tokens") or 0,
             agent_completion_tokens=usage.get("completion_tokens") or 0,
             user_prompt_tokens=user_usage.get("prompt_tokens") or 0,
             user_completion_tokens=user_usage.get("completion_tokens") or 0,
-            latency_s=row["latency_s"],
+            latency_s=row.latency_s,
         ),
         unverified=unverified,
-        # an Inspect log's score metadata holds no calls: whether a pass was by default is not known
-        by_default=bool(verdict["passed"]) and not made_well_formed_action(row) if "tool_calls" in row else None,
+        by_default=bool(verdict["passed"]) and not made_well_formed_action(row) if calls_kept else None,
     )
-
-
-def never_replied(row: dict[str, Any]) -> bool:
-    """A completed episode in which the model never replied: its first request already overflowed
-    the context. There is no behaviour to judge (a must-refuse task would pass by silence), so it
-    is reported apart and not scored."""
-    return row["status"] == "completed" and row.get("agent_steps") == 0 and row["end_reason"] == "context_length"

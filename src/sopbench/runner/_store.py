@@ -4,14 +4,13 @@ One row per episode, written in one transaction when the episode ends, in WAL mo
 killed at any moment leaves every finished episode intact and nothing half-written. Resume reads
 which episodes are finished; an ``infra_error`` row is replaced when its episode is run again.
 
-One process writes a folder at a time (``RunLock``, an OS lock that dies with its process); readers
+One process writes a folder at a time (``RunLock``, ``runner/_lock.py``); readers
 open the store read-only and never create or change a file in the folder.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import sqlite3
@@ -21,16 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 # Everything read back is bounded like any file from outside: anything may have been written into it.
 from sopbench._json import JsonBoundError, decode_document
-from sopbench._outputs import LOCK_NAME, STORE_NAME
+from sopbench._outputs import STORE_NAME
 from sopbench.agents import Shown
 
-from ._row import COLUMNS, JSON_COLUMNS, episodes_table
+from ._manifest import Manifest
+from ._row import COLUMNS, JSON_COLUMNS, EpisodeRow, episodes_table
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # schema 1: stores made before the manifest (read by every verb)
+# Schema 3: the manifest is a typed document (``Manifest``) that names the sopbench revision too.
+# Schema 2 (the manifest and the tasks' digests) and schema 1 (neither) are read by every verb as
+# they are; a run (the one writer) makes them schema 3 when it records its manifest.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 # How long a write waits for a store another program (not a sopbench run: the lock excludes those)
 # holds locked before it fails with one line.
 BUSY_TIMEOUT_S = 2.0
@@ -152,9 +156,20 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
-    def manifest(self) -> dict[str, Any] | None:
-        """What the run is (schema 2): versions, task set, result-determining settings, creation time."""
-        return self._note_object("manifest")
+    def manifest(self) -> Manifest | None:
+        """What the run is (schema 2 and later): versions, task set, result-determining settings,
+        creation time; None for a schema-1 store."""
+        document = self._note_object("manifest")
+        if document is None:
+            return None
+        try:
+            return Manifest.model_validate(document)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise StoreError(
+                f"{self.path}: damaged store: its manifest does not hold a run's ({where}: {problem['msg']})"
+            ) from None
 
     def legacy_config(self) -> dict[str, Any] | None:
         """The configuration a schema-1 store was bound to (``meta.config``)."""
@@ -176,16 +191,16 @@ class Store:
                 return {}
             return dict(self.db.execute("SELECT task_id, sha256 FROM tasks"))
 
-    def record_manifest(self, manifest: Mapping[str, Any], digests: Mapping[str, str]) -> None:
-        """Write the manifest and the played tasks' digests in one transaction (a schema-1 store
-        becomes schema 2)."""
+    def record_manifest(self, manifest: Manifest, digests: Mapping[str, str]) -> None:
+        """Write the manifest and the played tasks' digests in one transaction: a store of an
+        earlier schema becomes schema 3 (its episodes are kept as they are)."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             for statement in _SCHEMA.split(";"):  # the tasks table, in this transaction
                 if statement.strip():
                     self.db.execute(statement)
             self.db.executemany("INSERT OR REPLACE INTO tasks VALUES (?, ?)", sorted(digests.items()))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(dict(manifest)),))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(manifest.document()),))
             self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -205,10 +220,13 @@ class Store:
             rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
             return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
 
-    def put(self, row: Mapping[str, Any], shown: Shown | None = None) -> None:
+    def put(self, row: EpisodeRow, shown: Shown | None = None) -> None:
         """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically, with
         what its model was shown (``shown_notes``)."""
-        values = [dumps(row[c]) if c in JSON_COLUMNS and row[c] is not None else row[c] for c in COLUMNS]
+        columns = row.columns()
+        values = [
+            dumps(value) if name in JSON_COLUMNS and value is not None else value for name, value in columns.items()
+        ]
         placeholders = ", ".join("?" for _ in COLUMNS)
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -219,7 +237,7 @@ class Store:
                 if shown is not None:
                     self.db.executemany(
                         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                        shown_notes(row["task_id"], row["run"], shown),
+                        shown_notes(row.task_id, row.run, shown),
                     )
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -227,7 +245,7 @@ class Store:
             self.db.execute("COMMIT")
         except sqlite3.Error as exc:  # a full disk, a file locked or damaged by something else
             raise StoreError(
-                f"{self.path}: cannot store episode {row['task_id']} run {row['run']} ({_reason(exc)}); "
+                f"{self.path}: cannot store episode {row.task_id} run {row.run} ({_reason(exc)}); "
                 "every episode stored before is kept"
             ) from None
 
@@ -254,32 +272,32 @@ class Store:
         episodes.sort(key=lambda e: (e["task_id"], e["run"]))
         return {"system_prompts": prompts, "tools": tools, "episodes": episodes}
 
-    def rows(self, *, decode: bool = True, on_damaged: OnDamaged | None = None) -> Iterator[dict[str, Any]]:
+    def rows(self, *, on_damaged: OnDamaged | None = None) -> Iterator[EpisodeRow]:
         """Every stored episode in a fixed order: domain, position in the task file, run. A row whose
         JSON does not decode is skipped and named to ``on_damaged`` (raised without one); a damaged
         file is a ``StoreError``."""
         with self._reading("the episodes"):
             cursor = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run")
-            yield from self._decoded(cursor, decode, on_damaged)
+            yield from self._decoded(cursor, on_damaged)
 
-    def _decoded(
-        self, cursor: Iterable[tuple[Any, ...]], decode: bool, on_damaged: OnDamaged | None
-    ) -> Iterator[dict[str, Any]]:
+    def _decoded(self, cursor: Iterable[tuple[Any, ...]], on_damaged: OnDamaged | None) -> Iterator[EpisodeRow]:
         for values in cursor:
-            row = dict(zip(COLUMNS, values, strict=True))
-            if decode:
-                try:
-                    for column in JSON_COLUMNS:
-                        if row[column] is not None:
-                            row[column] = decode_document(row[column])
-                except ValueError as exc:  # not JSON, or past the bound (a row written by hand)
-                    reason = f"JSON {exc}" if isinstance(exc, JsonBoundError) else "not JSON"
-                    message = f"{self.path}: episode {row['task_id']} run {row['run']}: damaged row ({column} is {reason})"
-                    if on_damaged is None:
-                        raise StoreError(message) from None
-                    on_damaged(message)
-                    continue
-            yield row
+            columns = dict(zip(COLUMNS, values, strict=True))
+            try:
+                for column in JSON_COLUMNS:
+                    if columns[column] is not None:
+                        columns[column] = decode_document(columns[column])
+            except ValueError as exc:  # not JSON, or past the bound (a row written by hand)
+                reason = f"JSON {exc}" if isinstance(exc, JsonBoundError) else "not JSON"
+                message = (
+                    f"{self.path}: episode {columns['task_id']} run {columns['run']}: "
+                    f"damaged row ({column} is {reason})"
+                )
+                if on_damaged is None:
+                    raise StoreError(message) from None
+                on_damaged(message)
+                continue
+            yield EpisodeRow(**columns)
 
     def close(self) -> None:
         if self.writable:
@@ -323,84 +341,22 @@ def open_existing(folder: Path) -> Store:
     return store
 
 
-class RunLock:
-    """The one-writer lock of a run folder: ``flock`` on ``DIR/results.sqlite.lock``, held for the
-    whole run and released by the OS when the process ends (however it ends). The file holds the
-    writer's process id, for the message a second writer gets."""
-
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / LOCK_NAME
-        self._fd: int | None = None
-
-    def __enter__(self) -> RunLock:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError as exc:
-            raise StoreError(f"{self.path}: cannot create the run folder's lock ({_reason(exc)})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise StoreError(
-                f"{self.path.parent} is in use by process {holder} (another sopbench run); "
-                "wait for it to end or choose another --output folder"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # releases the lock; the file stays (removing it would race a new writer)
-            self._fd = None
-
-
-def run_in_progress(folder: Path) -> bool:
-    """Whether a ``sopbench run`` (or sweep) is writing ``folder`` now: its lock file names a live
-    process and the lock is held. The lock is probed (a shared lock taken and let go at once) only
-    when that process is alive, so a folder no run writes is never touched; a probe could turn away
-    a run starting in that very microsecond, never one already running."""
-    path = folder / LOCK_NAME
-    try:
-        pid = int(path.read_text(encoding="ascii", errors="replace").strip())
-        if pid <= 0:
-            return False
-        os.kill(pid, 0)
-    except PermissionError:
-        pass  # alive, someone else's: probe the lock
-    except (OSError, ValueError):
-        return False
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # also lets go of the probe's lock
-    return False
-
-
 def default_tasks_path(store: Store) -> Path:
     """The tasks a stored run was played on (what ``export --format sopbench`` embeds): the
     manifest's absolute path, or the path a schema-1 store noted (as it was given)."""
-    manifest = store.manifest()
-    if manifest is not None:
-        task_set = manifest.get("task_set", {})
-        if task_set.get("generated_seed") is not None:
-            from sopbench.generation import default_tasks_dir
+    return tasks_path_of(store.manifest(), store.note("tasks"))
 
-            return default_tasks_dir(int(task_set["generated_seed"]))
-        if task_set.get("path"):
-            return Path(task_set["path"])
-    noted = store.note("tasks")
-    if noted:
-        return Path(noted)
+
+def tasks_path_of(manifest: Manifest | None, noted: str | None) -> Path:
+    """``default_tasks_path`` from what the store holds: its manifest, or (schema 1) the tasks it
+    noted. The generated set of the manifest's seed is built on first use."""
     from sopbench.generation import default_tasks_dir
 
+    if manifest is not None:
+        if manifest.task_set.generated_seed is not None:
+            return default_tasks_dir(manifest.task_set.generated_seed)
+        if manifest.task_set.path:
+            return Path(manifest.task_set.path)
+    if noted:
+        return Path(noted)
     return default_tasks_dir()

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sopbench.runner import Episode, EpisodePlayer, RunSpec, play_row, select_tasks
+from sopbench.runner import Episode, EpisodePlayer, PlayedEpisode, RunSpec, play_row, select_tasks
 from sopbench.tasks import Task
 
 # Runs again after a worker or node dies (each attempt plays the episode from its start, with its seed).
@@ -51,7 +51,7 @@ class EpisodeWorker:
 
         agent_factory("openai")
 
-    async def play(self, config: RunSpec, task_id: str, run: int, seed: int, attempts: int) -> dict[str, Any]:
+    async def play(self, config: RunSpec, task_id: str, run: int, seed: int, attempts: int) -> PlayedEpisode:
         return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts)
 
 
@@ -90,13 +90,13 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         worker.warm.remote()
     outstanding = [0] * len(workers)
 
-    async def player(config: RunSpec, episode: Episode, attempts: int) -> dict[str, Any]:
+    async def player(config: RunSpec, episode: Episode, attempts: int) -> PlayedEpisode:
         chosen = min(range(len(workers)), key=outstanding.__getitem__)
         outstanding[chosen] += 1
         try:
             call = workers[chosen].play.remote(config, episode.task_id, episode.run, episode.seed, attempts)
-            row: dict[str, Any] = await asyncio.wrap_future(call.future())
-            return row
+            played: PlayedEpisode = await asyncio.wrap_future(call.future())
+            return played
         finally:
             outstanding[chosen] -= 1
 

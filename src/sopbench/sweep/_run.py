@@ -15,7 +15,7 @@ from sopbench.runner import (
     RunInterrupted,
     RunRefused,
     RunReport,
-    open_existing,
+    read_run,
     run_many,
     select_tasks,
 )
@@ -42,12 +42,8 @@ class SweepReport:
 def _stored_identity(folder: Path) -> dict[str, Any] | None:
     if not (folder / STORE_NAME).is_file():
         return None
-    store = open_existing(folder)
-    try:
-        manifest = store.manifest()
-    finally:
-        store.close()
-    return None if manifest is None else dict(manifest.get("config", {}))
+    manifest = read_run(folder, header_only=True).manifest
+    return None if manifest is None else dict(manifest.config)
 
 
 def changed_configurations(configurations: list[Configuration]) -> tuple[list[str], list[str]]:

@@ -12,10 +12,14 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 from sopbench.evaluation import canonical_json
 from sopbench.scoring import RunScore
+
+if TYPE_CHECKING:
+    from sopbench.runner import StoredRun
 
 __all__ = [
     "DIGEST_LENGTH",
@@ -60,22 +64,18 @@ def source_digest(source: Path | str) -> str:
     return _digest(path.read_bytes())
 
 
-def run_folder_digest(folder: Path, manifest: dict[str, object] | None = None) -> str:
-    """A run folder's digest from its manifest (read when not given): its creation time and the
-    settings that decide its results (the rest, such as the task count, grows as the run is
+def run_folder_digest(folder: Path, run: StoredRun | None = None) -> str:
+    """A run folder's digest from its manifest (``run``, read when not given): its creation time and
+    the settings that decide its results (the rest, such as the task count, grows as the run is
     extended); a schema-1 store, which has no manifest, by its folder name and configuration."""
-    if manifest is None:
-        from sopbench.runner import open_existing
+    if run is None:
+        from sopbench.runner import read_run
 
-        store = open_existing(folder)
-        try:
-            manifest = store.manifest()
-            legacy = store.legacy_config() if manifest is None else None
-        finally:
-            store.close()
-        if manifest is None:
-            manifest = {"legacy": folder.name, "config": legacy}
-    fixed = {key: manifest.get(key) for key in ("created_at", "config", "legacy")}
+        run = read_run(folder, header_only=True)
+    if run.manifest is not None:
+        fixed = {"created_at": run.manifest.created_at, "config": run.manifest.config, "legacy": None}
+    else:
+        fixed = {"created_at": None, "config": run.config, "legacy": folder.name}
     return _digest(canonical_json(fixed))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.inspect_eval import InspectLogError, inspect_log_episodes, is_inspect_log
-from sopbench.runner import StoreError, read_run_folder
+from sopbench.runner import StoreError, read_run
 from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
 from sopbench.tasks import task_ids
 from sopbench.traces import Record, detect_output_format
@@ -137,33 +137,32 @@ def _not_judged(
 
 def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) -> None:
     try:
-        stored = read_run_folder(folder, on_damaged=loaded.problems.append)
-        digest = run_folder_digest(folder, stored.manifest)
+        stored = read_run(folder, on_damaged=loaded.problems.append)
+        digest = run_folder_digest(folder, stored)
     except StoreError as error:
         raise SourceError(str(error)) from None
     for episode in stored.episodes:
+        row = episode.row
         facts = episode_facts(
-            status=episode.status,
-            end_reason=episode.end_reason,
-            reason=episode.reason,
-            usage=episode.usage,
-            user_usage=episode.user_usage,
-            latency_s=episode.latency_s,
-            attempts=episode.attempts,
-            problems=episode.problems,
-            model=episode.model,
+            status=row.status,
+            end_reason=row.end_reason,
+            reason=row.reason,
+            usage=row.usage or {},
+            user_usage=row.user_usage or {},
+            latency_s=row.latency_s,
+            attempts=row.attempts or 1,
+            problems=tuple(row.problems or ()),
+            model=row.model,
             prices=loaded.prices,
         )
-        where = f"{folder}: {episode.task_id} run {episode.run}"
-        if episode.status != "completed":
+        where = f"{folder}: {row.task_id} run {row.run}"
+        if row.status != "completed":
             should = episode.record.task.action_should_succeed if episode.record is not None else True
-            score = _not_judged(
-                str(folder), episode.domain, episode.goal, episode.task_id, 0, should, episode.reason or ""
-            )
+            score = _not_judged(str(folder), row.domain, row.goal, row.task_id, 0, should, row.reason or "")
         else:
             assert episode.record is not None  # a completed episode always has its transcript
             try:
-                score = score_run(episode.record, 0, protocol, task_id=episode.task_id)
+                score = score_run(episode.record, 0, protocol, task_id=row.task_id)
             except ScoringError as error:
                 loaded.problems.append(f"{where}: {error.message}")
                 continue
@@ -175,9 +174,9 @@ def _load_run_folder(folder: Path, protocol: Protocol, loaded: LoadedSources) ->
             score,
             record,
             shown,
-            episode.task_id,
+            row.task_id,
             digest,
-            episode.run,
+            row.run,
             facts,
         )
 
