@@ -34,7 +34,9 @@ from pathlib import Path
 
 from sopbench.domains import LenientSystem, get_domain, replay_calls, task_oracle
 from sopbench.guard import Guard, ToolCall
-from sopbench.runner import RunSpec, Store, run, select_tasks
+from sopbench.runner import RunSpec, run
+from sopbench.runner.episode import select_tasks
+from sopbench.runner.store import Store
 
 AGENTS = ("no-verify", "refuse-all", "reference")
 MODES = ("prompt", "guard", "program")

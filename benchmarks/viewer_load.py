@@ -5,7 +5,7 @@
 
 Start-up is measured from launching the process to the URL it prints (every episode read, scored
 and indexed). The baseline, measured in the same run, is scoring the same sources with the library
-alone in a fresh process (``score_paths``, or ``read_run_folder`` and ``score_run`` for a run folder): the viewer's start-up cost beyond that is its own.
+alone in a fresh process (``score_paths``, or ``read_run`` and ``score_run`` for a run folder): the viewer's start-up cost beyond that is its own.
 Pages are timed over HTTP (median of --repeat requests, each filter a different one) and, when
 chromium and chromedriver are installed, in headless chromium (navigation start to load end).
 Targets (issue 20): first page < 1 s after start-up, filter change < 300 ms.
@@ -49,14 +49,15 @@ def get(url: str) -> float:
 BASELINE = """
 import sys, time
 from pathlib import Path
-from sopbench.runner import STORE_NAME, read_run_folder
+from sopbench.runner import read_run
+from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import protocol_by_name, score_paths, score_run
 protocol = protocol_by_name(sys.argv[1])
 started = time.perf_counter()
 runs = 0
 for source in map(Path, sys.argv[2:]):
     if (source / STORE_NAME).is_file():
-        for episode in read_run_folder(source).episodes:
+        for episode in read_run(source).episodes:
             if episode.status == "completed":
                 score_run(episode.record, 0, protocol)
                 runs += 1

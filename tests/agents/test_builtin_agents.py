@@ -10,7 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import EpisodeRow, RunSpec, open_existing, run, select_tasks
+from sopbench.runner import EpisodeRow, RunSpec, run
+from sopbench.runner.episode import select_tasks
+from sopbench.runner.store import open_existing
 from sopbench.scoring import SOUND, load_records, score_run
 from sopbench.traces import detect_output_format
 
@@ -136,7 +138,8 @@ def test_reference_never_reads_the_database_graph_expected_outcome_or_expanded_s
 
     from sopbench.agents import NoUser, Reference
     from sopbench.constraints import ActionGraph
-    from sopbench.runner import Limits, episode_setup, run_episode
+    from sopbench.runner import Limits
+    from sopbench.runner.episode import episode_setup, run_episode
 
     class Blind(Reference):
         async def start(self, setup):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sopbench.domains import PUBLISHED_DOMAINS, Catalogue, get_domain, parameters_schema
-from sopbench.runner import tool_schema
+from sopbench.runner.episode import tool_schema
 
 
 def _undescribed(properties: dict[str, Any], where: str) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sopbench.generation import generate
-from sopbench.runner import RunSpec, open_existing, run
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import open_existing
 
 # Goals whose tasks once needed a value the user was not given (a login before reading a balance,
 # the major behind a course-overlap check), or refused for a reason the agent could not see (a

@@ -11,7 +11,8 @@ import pytest
 
 from sopbench.domains import get_domain, run_reference_path
 from sopbench.generation import HIDDEN_PREREQUISITE_KEY, HIDDEN_REFUSAL, generate
-from sopbench.runner import RunSpec, open_existing, run
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import open_existing
 from sopbench.tasks import load_tasks
 
 # seed -> (domain, goals or None for all of them)

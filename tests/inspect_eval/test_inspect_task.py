@@ -22,7 +22,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from sopbench.cli import app  # noqa: E402
 from sopbench.inspect_eval import SCORER_NAME, reference_model, sopbench  # noqa: E402
-from sopbench.runner import STORE_NAME, RunSpec, run  # noqa: E402
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import STORE_NAME
 
 assert reference_model  # registers the sopbench-reference provider
 

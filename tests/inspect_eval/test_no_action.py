@@ -19,7 +19,8 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from sopbench.inspect_eval import SCORER_NAME, SopbenchTaskError, sopbench  # noqa: E402
-from sopbench.runner import STORE_NAME, RunSpec, run  # noqa: E402
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import STORE_NAME
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 from chat_server import call, serve  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import TaskSetMissing, run_folder_tasks
+from sopbench.runner.baselines import TaskSetMissing, run_folder_tasks
 
 
 def invoke(*args: object):

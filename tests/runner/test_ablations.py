@@ -13,16 +13,9 @@ from typer.testing import CliRunner
 from sopbench.agents import AgentTurn, ToolCallRequest, UserTurn
 from sopbench.agents.openai import build_system_prompt
 from sopbench.cli import app
-from sopbench.runner import (
-    Limits,
-    RunSpec,
-    episode_setup,
-    export_jsonl,
-    read_run,
-    run,
-    run_episode,
-    trajectory_file_name,
-)
+from sopbench.runner import Limits, RunSpec, export_jsonl, read_run, run
+from sopbench.runner.episode import episode_setup, run_episode
+from sopbench.runner.export import trajectory_file_name
 from sopbench.scoring import SOUND, score_paths
 
 

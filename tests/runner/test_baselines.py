@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sopbench.runner import baseline_scores
+from sopbench.runner.baselines import baseline_scores
 from sopbench.scoring import SOPBENCH, SOUND, leaderboard, summarize
 from sopbench.tasks import iter_all_tasks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sopbench.agents import user_factory
 from sopbench.domains import EXIT_TOOL
-from sopbench.runner import episode_setup
+from sopbench.runner.episode import episode_setup
 
 
 def _names(setup) -> set[str]:

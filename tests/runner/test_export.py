@@ -9,7 +9,8 @@ import re
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunSpec, export_jsonl, open_existing, read_run, run
+from sopbench.runner import RunSpec, export_jsonl, read_run, run
+from sopbench.runner.store import open_existing
 from sopbench.scoring import SOUND, score_paths
 
 REQUIRED = {

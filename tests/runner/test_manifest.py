@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import sopbench
-from sopbench.runner import Manifest, RunSpec, StoreError, read_run, run, sopbench_revision
+from sopbench.runner import Manifest, RunSpec, StoreError, read_run, run
+from sopbench.runner.store import sopbench_revision
 
 CHECKOUT = Path(sopbench.__file__).resolve().parents[2]
 

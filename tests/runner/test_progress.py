@@ -6,7 +6,8 @@ import io
 import subprocess
 import sys
 
-from sopbench.runner import PlainProgress, Progress, progress_line
+from sopbench.runner import Progress
+from sopbench.runner.frontend import PlainProgress, progress_line
 
 
 class Clock:

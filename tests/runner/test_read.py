@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from sopbench.generation import generate_domain
-from sopbench.runner import SCHEMA_VERSION, STORE_NAME, RunSpec, StoreError, read_run, run
+from sopbench.runner import RunSpec, StoreError, read_run, run
+from sopbench.runner.store import SCHEMA_VERSION, STORE_NAME
 
 
 @pytest.fixture(scope="module")

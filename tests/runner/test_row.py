@@ -8,28 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import (
-    COLUMN_TYPES,
+from sopbench.runner import EpisodeRow, RunSpec, read_run, run
+from sopbench.runner.episode import row_of_score, row_score, score_metadata
+from sopbench.runner.export import (
     DERIVED,
     DERIVED_FIELDS,
-    END_REASONS,
     EXPORT_FIELDS,
     EXPORTED_SETTINGS,
     NOT_EXPORTED,
-    SCORE_COLUMNS,
     SETTINGS_AFTER,
-    STATUSES,
     TIMING_FIELDS,
-    EpisodeRow,
-    RunSpec,
-    Store,
     export_line,
-    read_run,
-    row_of_score,
-    row_score,
-    run,
-    score_metadata,
 )
+from sopbench.runner.store import COLUMN_TYPES, END_REASONS, SCORE_COLUMNS, STATUSES, Store
 
 RUNNER_DOC = Path(__file__).resolve().parents[2] / "docs" / "runner.md"
 

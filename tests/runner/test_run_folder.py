@@ -18,13 +18,11 @@ from typer.testing import CliRunner
 
 from sopbench import __version__
 from sopbench.cli import app
-from sopbench.runner import (
+from sopbench.runner import RunSpec, StoreError, run
+from sopbench.runner.episode import select_tasks
+from sopbench.runner.store import (
     SCHEMA_VERSION,
-    RunSpec,
-    StoreError,
     open_existing,
-    run,
-    select_tasks,
     sopbench_revision,
     task_digest,
     task_set_digest,

@@ -9,7 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.runner import RunSpec, open_existing, run
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import open_existing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from chat_server import benchmark_model, serve  # noqa: E402

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.runner import RunSpec, StoreError, export_jsonl, open_existing, read_run, run
+from sopbench.runner import RunSpec, StoreError, export_jsonl, read_run, run
+from sopbench.runner.store import open_existing
 
 
 def _config(output: Path, tasks: Path, agent: str = "reference", **extra) -> RunSpec:

@@ -1,7 +1,9 @@
 """A run folder keeps what each failed procedure left unverified, so its breakdown by constraint is
 the one its transcripts give, and an older store (without it) still reads."""
 
-from sopbench.runner import RunSpec, open_existing, row_score, run
+from sopbench.runner import RunSpec, run
+from sopbench.runner.episode import row_score
+from sopbench.runner.store import open_existing
 from sopbench.statistics import breakdown
 
 

@@ -296,7 +296,7 @@ def test_the_list_shows_episodes_a_run_adds_while_it_is_open(viewer_sources, bro
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from sopbench.runner import RunLock
+    from sopbench.runner.store import RunLock
 
     sweep = tmp_path / "sweep"
     command = [

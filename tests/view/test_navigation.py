@@ -18,7 +18,8 @@ from markupsafe import escape
 from starlette.testclient import TestClient
 
 from sopbench.inspect_eval import inspect_log_scores
-from sopbench.runner import LOCK_NAME, RunLock, RunSpec, run, run_in_progress
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import LOCK_NAME, RunLock, run_in_progress
 from sopbench.scoring import SOUND
 from sopbench.view import (
     EpisodeIndex,

@@ -15,7 +15,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from sopbench.constraints import And, Single
-from sopbench.runner import STORE_NAME, read_run
+from sopbench.runner import read_run
+from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import SOPBENCH, SOUND, score_paths, summarize
 from sopbench.statistics import breakdown
 from sopbench.view import (

@@ -67,7 +67,8 @@ def export(
     (and the original code) can score. --format shown writes what a model agent was shown: each
     distinct system prompt and tool list once, and which ones each episode got.
     """
-    from sopbench.runner import StoreError, read_run, store_files
+    from sopbench.runner import StoreError, read_run
+    from sopbench.runner.store import store_files
 
     job = current_job()
     choice("--format", output_format, ("jsonl", "sopbench", "shown"))
@@ -95,7 +96,8 @@ def _export_lines(
     job: Job, run: StoredRun, folder: Path, target: OutputTarget, *, shown: bool, timings: bool
 ) -> None:
     """--format jsonl (one episode per line) or shown (one document), into ``target``."""
-    from sopbench.runner import export_jsonl, export_shown
+    from sopbench.runner import export_jsonl
+    from sopbench.runner.export import export_shown
 
     with job.write(target) as sink:
         count = (

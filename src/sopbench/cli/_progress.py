@@ -48,7 +48,7 @@ class EpisodeProgress:
     def __init__(self, job: Job, *, show: bool = True) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from sopbench.runner import PlainProgress
+        from sopbench.runner.frontend import PlainProgress
 
         self.job = job
         console = err_console()

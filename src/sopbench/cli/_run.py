@@ -163,7 +163,7 @@ def run(
 
 
 def _import_plugins(modules: list[str] | None) -> None:
-    from sopbench.runner import import_plugins
+    from sopbench.runner.frontend import import_plugins
 
     try:
         import_plugins(modules or ())
@@ -185,7 +185,7 @@ def _declare_paths(
 ) -> None:
     """The run's inputs, and its folder: a run creates it (parents included); its store is an input
     no output may replace."""
-    from sopbench.runner import store_files
+    from sopbench.runner.store import store_files
 
     if tasks is not None:
         job.inputs([tasks], "--tasks", contents=True)
@@ -215,8 +215,9 @@ def run_spec(**settings: Any) -> RunSpec:
 def _play(job: Job, config: RunSpec, *, show_progress: bool) -> RunReport:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
     first (with its own progress bar) when no --tasks is given, once every option is checked."""
-    from sopbench.runner import NoTaskToPlay, RunSpecError, StoreError
+    from sopbench.runner import RunSpecError, StoreError
     from sopbench.runner import run as run_agents
+    from sopbench.runner.frontend import NoTaskToPlay
 
     try:
         if config.tasks is None:

@@ -79,7 +79,8 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
     each configuration has stored."""
     from contextlib import nullcontext
 
-    from sopbench.runner import NoTaskToPlay, RunInterrupted, RunSpecError, StoreError
+    from sopbench.runner import RunInterrupted, RunSpecError, StoreError
+    from sopbench.runner.frontend import NoTaskToPlay
     from sopbench.sweep import (
         RayUnavailable,
         SweepDisplay,
@@ -112,7 +113,7 @@ def _run(job: Job, file: Path, output: Path, executor: str, address: str | None)
 def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> None:
     """Each configuration's store and the task files it plays are inputs: no output may replace them
     (``--problems`` naming a configuration's store or a task file is refused before any episode)."""
-    from sopbench.runner import store_files
+    from sopbench.runner.store import store_files
 
     for configuration in configurations:
         job.inputs(

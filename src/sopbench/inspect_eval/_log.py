@@ -16,7 +16,7 @@ from typing import Any
 from sopbench._io import LoadError, check_zip_archive
 from sopbench._json import MAX_FILE_BYTES, size_text
 from sopbench.constraints import clip
-from sopbench.runner import row_of_score, row_score
+from sopbench.runner.episode import row_of_score, row_score
 from sopbench.scoring import RunScore
 
 SCORER_NAME = "sopbench_scorer"  # the key of our score in a sample's scores

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.runner import episode_record, row_of_score, row_score
+from sopbench.runner.episode import episode_record, row_of_score, row_score
 from sopbench.scoring import RunScore
 from sopbench.traces import Record
 

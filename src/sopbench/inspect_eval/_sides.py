@@ -1,6 +1,6 @@
 """The agent and the LLM user of an episode played by Inspect models, and the message conversions.
 
-The runner's loop (``sopbench.runner.run_episode``) stays the one home of the published rules: the
+The runner's loop (``sopbench.runner.episode.run_episode``) stays the one home of the published rules: the
 message and call limits, ``exit_conversation``, malformed calls, the user's turn. Here an Inspect
 model plays the agent through native tool calling (each offered tool is passed with the schema of
 our catalogue), and the user model role plays our ``llm`` user.

@@ -28,10 +28,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sopbench.agents import OptionsError, Usage, user_factory
 from sopbench.constraints import dump
-from sopbench.runner import (
-    Limits,
-    RunSpec,
-    RunSpecError,
+from sopbench.runner import Limits, RunSpec, RunSpecError
+from sopbench.runner.episode import (
     episode_seed,
     episode_setup,
     run_episode,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sopbench.runner import Baselines, source_baselines
+from sopbench.runner.baselines import Baselines, source_baselines
 from sopbench.scoring import (
     Protocol,
     RunScore,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.runner import Baselines, source_baselines
+from sopbench.runner.baselines import Baselines, source_baselines
 from sopbench.scoring import ARTEFACTS, Protocol, RunScore, ScoringReport, Summary, summarize
 from sopbench.statistics import Configuration, Outcome, breakdown, summarize_usage
 

@@ -1,13 +1,13 @@
 """The floors (refuse-all, no-verify) beside a verb's own figures: one table, one JSON shape.
 
-Computed by ``sopbench.runner.source_baselines`` on the sources' own tasks; shown here by
+Computed by ``sopbench.runner.baselines.source_baselines`` on the sources' own tasks; shown here by
 ``evaluate`` (beside each configuration) and ``compare`` (on the paired tasks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sopbench.runner import Baselines
+from sopbench.runner.baselines import Baselines
 
 from ._table import TextTable, rate_cells
 

@@ -95,7 +95,7 @@ def build_html_report(
 ) -> HtmlReport:
     """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
     (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
-    the sources' own tasks, ``sopbench.runner.source_baselines``; ``tasks_source`` says where they
+    the sources' own tasks, ``sopbench.runner.baselines.source_baselines``; ``tasks_source`` says where they
     came from, for the captions) and ranked where they score (``rank_by``).
 
     Numbers link to the viewer at ``viewer_url``; with ``embed_episodes``, to lists of episodes

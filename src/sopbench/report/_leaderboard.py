@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sopbench.runner import BASELINE_AGENTS, baseline_rows, source_baselines
+from sopbench.runner.baselines import BASELINE_AGENTS, baseline_rows, source_baselines
 from sopbench.scoring import (
     Comparison,
     LeaderboardRow,
@@ -92,7 +92,7 @@ def build_leaderboard(
     """Score every run of every record of ``files`` and read the stored verdicts of ``run_folders``
     (a row's rate is the mean pass rate over all its runs; ``runs="first"``: each task's first run
     only, as the published table counted), add the refuse-all floor (and with ``no_verify`` the
-    no-verify one) played on the sources' own tasks (``sopbench.runner.source_baselines``: a run
+    no-verify one) played on the sources' own tasks (``sopbench.runner.baselines.source_baselines``: a run
     folder's manifest, a trajectory file's records; ``tasks`` when the user named task files), and
     with ``compare_protocols`` score the first run of every record under both protocols and each
     quirk toggled alone (``progress`` is called once per file for each pass). When a source's

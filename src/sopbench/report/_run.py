@@ -29,7 +29,7 @@ class RunResult(Protocol):
 
 
 class ProtocolKept(Protocol):
-    """How the agent kept the protocol in a domain (``sopbench.runner.ProtocolCounts``)."""
+    """How the agent kept the protocol in a domain (``sopbench.runner.frontend.ProtocolCounts``)."""
 
     passed: int
     passed_by_default: int

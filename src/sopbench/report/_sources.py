@@ -13,7 +13,10 @@ from pathlib import Path
 
 from sopbench._io import walk_files
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
-from sopbench.runner import STORE_NAME, StoreError, read_run, row_score, stored_verdict_name
+from sopbench.runner import StoreError, read_run
+from sopbench.runner.baselines import stored_verdict_name
+from sopbench.runner.episode import row_score
+from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
 
 from ._cards import CardChoice

@@ -127,7 +127,7 @@ RowKey = tuple[str, str, str, str | None, str]  # model, mode, tool list, user, 
 
 
 RANK_BY = ("pass", "balanced")
-REFUSE_ALL_MODEL = "refuse-all"  # the floor's row (played by ``sopbench.runner.source_baselines``)
+REFUSE_ALL_MODEL = "refuse-all"  # the floor's row (played by ``sopbench.runner.baselines.source_baselines``)
 
 
 def leaderboard(

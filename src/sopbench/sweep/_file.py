@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sopbench._json import JsonBoundError, decode_toml_bounded
 from sopbench.agents import OptionsError, Side
-from sopbench.runner import MAX_RUNS, MAX_SEED, RunSpec, RunSpecError
+from sopbench.runner import RunSpec, RunSpecError
+from sopbench.runner.frontend import MAX_RUNS, MAX_SEED
 
 MODEL_AGENTS = frozenset({"openai"})  # agents that need an endpoint
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

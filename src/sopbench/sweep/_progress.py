@@ -9,8 +9,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from sopbench.runner import PROGRESS_STEP
 from sopbench.runner import Progress as Counts
+from sopbench.runner.frontend import PROGRESS_STEP
 
 
 class SweepDisplay:

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sopbench.runner import Episode, EpisodePlayer, PlayedEpisode, RunSpec, play_row, select_tasks
+from sopbench.runner import RunSpec
+from sopbench.runner.episode import Episode, EpisodePlayer, PlayedEpisode, play_row, select_tasks
 from sopbench.tasks import Task
 
 # Runs again after a worker or node dies (each attempt plays the episode from its start, with its seed).

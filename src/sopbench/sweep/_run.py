@@ -8,17 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.report import LeaderboardReport, build_leaderboard
-from sopbench.runner import (
-    STORE_NAME,
-    EpisodePlayer,
-    Progress,
-    RunInterrupted,
-    RunRefused,
-    RunReport,
-    read_run,
-    run_many,
-    select_tasks,
-)
+from sopbench.runner import Progress, RunInterrupted, RunReport, read_run
+from sopbench.runner.episode import EpisodePlayer, select_tasks
+from sopbench.runner.frontend import RunRefused, run_many
+from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import SOUND
 
 from ._file import Configuration, SweepError

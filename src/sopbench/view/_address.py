@@ -53,7 +53,7 @@ def source_digest(source: Path | str) -> str:
     """The digest of a source: a run folder, an Inspect log or a trajectory file (``OSError`` when
     it cannot be read; a run folder's store errors as ``sopbench.runner.StoreError``)."""
     path = Path(source)
-    from sopbench.runner import STORE_NAME
+    from sopbench.runner.store import STORE_NAME
 
     if path.is_dir() and (path / STORE_NAME).is_file():
         return run_folder_digest(path)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sopbench.inspect_eval import inspect_log_running
-from sopbench.runner import STORE_NAME, run_in_progress
+from sopbench.runner.store import STORE_NAME, run_in_progress
 from sopbench.scoring import Protocol
 
 from ._facts import Prices

@@ -18,7 +18,7 @@ from typing import Any
 
 from sopbench._io import walk_files
 from sopbench.inspect_eval import is_inspect_log
-from sopbench.runner import STORE_NAME
+from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import RunScore, load_records
 from sopbench.statistics import Configuration
 from sopbench.traces import Record, iter_trajectory_files

@@ -1,0 +1,25 @@
+"""What the front ends (the command line, the sweep file, the Inspect task) share beyond
+``RunSpec``: its bounds, option validation and plugin import, several runs at once, the refusals
+of a run, and the progress line.
+"""
+
+from ._outcome import ProtocolCounts
+from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
+from ._run import NoTaskToPlay, RunRefused, run_many
+from ._spec import EPISODE_TIMEOUT_S, MAX_RUNS, MAX_SEED, import_plugins, spec_options
+
+__all__ = [
+    "run_many",
+    "RunRefused",
+    "NoTaskToPlay",
+    "ProtocolCounts",
+    "MAX_RUNS",
+    "MAX_SEED",
+    "EPISODE_TIMEOUT_S",
+    "spec_options",
+    "import_plugins",
+    "PlainProgress",
+    "progress_line",
+    "PROGRESS_INTERVAL_S",
+    "PROGRESS_STEP",
+]
