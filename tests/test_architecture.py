@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,61 @@ def test_every_package_and_top_level_module_is_in_a_layer() -> None:
     assert set(layered) <= set(top_level_modules(SOURCE / "sopbench")), "a layer names no module"
 
 
+def top_layers(config: Path = CONFIG) -> list[list[str]]:
+    """The layers of the package-wide layers contract, top first, each as its packages."""
+    contracts = tomllib.loads(config.read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contracts if c["type"] == "layers" and not c.get("containers")]
+    return [[name.strip() for name in layer.split("|")] for layer in layers]
+
+
+def documented_layers(document: Path = ROOT / "docs" / "architecture.md") -> list[list[str]]:
+    """The packages of each row of docs/architecture.md's layer table, top first."""
+    text = document.read_text()
+    table = text[text.index("| layer | package |") :].split("\n\n", 1)[0].splitlines()[2:]
+    return [re.findall(r"`(sopbench\.[A-Za-z_]+)`", row.split("|")[2]) for row in table]
+
+
+def layer_table_problems(layers: list[list[str]], rows: list[list[str]]) -> list[str]:
+    """How a documented layer table disagrees with the contract: a package missing or extra, one
+    contract layer split over two rows, or rows out of the contract's order."""
+    row_of = {package: index for index, row in enumerate(rows) for package in row}
+    contract = [package for layer in layers for package in layer]
+    problems = [f"{p} is not in the table" for p in contract if p not in row_of]
+    problems += [f"{p} is in the table but in no layer" for p in row_of if p not in contract]
+    last = -1
+    for layer in layers:
+        placed = {row_of[p] for p in layer if p in row_of}
+        if len(placed) > 1:
+            problems.append(f"the layer {' | '.join(layer)} is split over rows")
+        if placed and min(placed) < last:
+            problems.append(f"the layer {' | '.join(layer)} is above a layer the contract puts over it")
+        last = max(placed, default=last)
+    return problems
+
+
+def test_the_documented_layer_table_is_the_contract() -> None:
+    assert layer_table_problems(top_layers(), documented_layers()) == []
+
+
+def test_a_layer_table_out_of_order_or_missing_a_package_is_told() -> None:
+    layers = [["sopbench.cli"], ["sopbench.sweep", "sopbench.report"], ["sopbench.runner"]]
+    assert (
+        layer_table_problems(
+            layers, [["sopbench.cli"], ["sopbench.sweep", "sopbench.report"], ["sopbench.runner"]]
+        )
+        == []
+    )
+    assert layer_table_problems(
+        layers, [["sopbench.cli"], ["sopbench.runner"], ["sopbench.sweep", "sopbench.report"]]
+    )
+    assert layer_table_problems(
+        layers, [["sopbench.cli"], ["sopbench.sweep"], ["sopbench.report"], ["sopbench.runner"]]
+    )
+    assert layer_table_problems(layers, [["sopbench.cli"], ["sopbench.sweep", "sopbench.report"]]) == [
+        "sopbench.runner is not in the table"
+    ]
+
+
 def independent_domains(config: Path = CONFIG) -> list[str]:
     """The modules of the independence contract over ``sopbench.domains``' sub-packages."""
     contracts = tomllib.loads(config.read_text())["tool"]["importlinter"]["contracts"]
@@ -118,9 +174,7 @@ FORBIDDEN = {
         ("scoring/_scratch.py", "from sopbench.cli import _contract\n")
     ],
     "upward: report imports the command line": [("report/_scratch.py", "import sopbench.cli\n")],
-    "siblings: scoring imports agents": [
-        ("scoring/_scratch.py", "from sopbench.agents import Agent\n")
-    ],
+    "siblings: scoring imports agents": [("scoring/_scratch.py", "from sopbench.agents import Agent\n")],
     "siblings: agents imports scoring": [("agents/_scratch.py", "import sopbench.scoring\n")],
     "siblings: traces imports domains": [("traces/_scratch.py", "import sopbench.domains\n")],
     # replay.py is a module, not a package: the scratch import goes at its end.
