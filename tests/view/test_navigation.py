@@ -227,7 +227,7 @@ def test_a_run_is_in_progress_while_its_process_holds_the_lock(tmp_path):
         [
             sys.executable,
             "-c",
-            f"from pathlib import Path; from sopbench.runner import RunLock; "
+            f"from pathlib import Path; from sopbench.runner.store import RunLock; "
             f"import time\nwith RunLock(Path({str(folder)!r})):\n    print('held', flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
