@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 MASK = "***"
+ASCII_SPACE = " \t\n\r\x0b\x0c"
 MIN_SECRET_LENGTH = 8
 # base64 cores shorter than this (keys under 9 bytes at the worst alignment) would match by chance
 _MIN_CORE = 8
@@ -169,7 +170,10 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
-        kept = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_LENGTH}
+        # Only ASCII whitespace around a secret is dropped (a key read from a file or a variable often
+        # ends in a newline); str.strip() would also eat a no-break space that is part of the key.
+        trimmed = (s.strip(ASCII_SPACE) for s in secrets if s)
+        kept = {s for s in trimmed if len(s) >= MIN_SECRET_LENGTH}
         self.secrets: tuple[str, ...] = tuple(sorted(kept, key=lambda s: (-len(s), s)))
         self._pattern = _compiled(self.secrets)
 
