@@ -91,6 +91,8 @@ def report(
             f"sopbench report needs the optional extra: pip install 'sopbench[report]' ({exc})"
         ) from None
 
+    from sopbench.results import ScoringOptions, report_leaderboard
+
     job = current_job()
     _check_viewer_url(viewer_url)
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
@@ -102,8 +104,6 @@ def report(
     if not len(found):
         nothing_found(sources, target)
         return
-    from sopbench.results import ScoringOptions, report_leaderboard
-
     options = ScoringOptions(
         protocol=chosen, floor_tasks=None if tasks is None else tuple(tasks), rank_by=rank_by, prices=price_table
     )
