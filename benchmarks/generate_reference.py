@@ -23,7 +23,8 @@ import orjson
 
 from sopbench.domains import PUBLISHED_DOMAINS
 from sopbench.generation import generate
-from sopbench.runner import RunSpec, export_jsonl, open_existing, run
+from sopbench.runner import RunSpec, export_jsonl, run
+from sopbench.runner.store import open_existing
 
 
 def main() -> int:

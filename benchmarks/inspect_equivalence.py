@@ -27,7 +27,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log_sample_summaries
 
 from sopbench.inspect_eval import SCORER_NAME, reference_model, sopbench
-from sopbench.runner import STORE_NAME, RunSpec, run
+from sopbench.runner import RunSpec, run
+from sopbench.runner.store import STORE_NAME
 
 assert reference_model  # registers the sopbench-reference provider
 

@@ -39,7 +39,7 @@ def run_episodes(
     url: str, args: argparse.Namespace, *, domains, concurrency: int, limit: int | None, output: Path
 ):
     """One ``sopbench.runner.run`` call; returns its report and the wall time."""
-    from sopbench.runner import RunSpec, run  # the runner's public API (issue 11)
+    from sopbench.runner import RunSpec, run
 
     config = RunSpec(
         domains=tuple(domains),

@@ -32,7 +32,7 @@ import orjson
 
 from sopbench.agents.openai import build_system_prompt
 from sopbench.domains import PUBLISHED_DOMAINS
-from sopbench.runner import episode_setup
+from sopbench.runner.episode import episode_setup
 from sopbench.tasks import load_tasks, task_ids
 
 CHARS_PER_TOKEN = 4.0

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/report_build.py [--trajectories DIR] [--tasks DIR] [--skip-dev]
 
-Baseline, measured in the same run: ``sopbench leaderboard`` (``build_leaderboard``) over the same
-sources, i.e. reading and scoring them; the ratio says what the report adds (figures, paired
+Baseline, measured in the same run: ``sopbench leaderboard`` (``sopbench.results.leaderboard``) over
+the same sources, i.e. reading and scoring them; the ratio says what the report adds (figures, paired
 comparisons, breakdowns, the page; with ``--embed-episodes`` every episode drawn). The run folder
 (903 episodes: every published task once, agent ``reference``) is made in a temporary folder.
 """
@@ -15,24 +15,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources
+from sopbench.report import build_html_report
+from sopbench.results import ScoringOptions, Sources, leaderboard, report_leaderboard
 from sopbench.runner import RunSpec, run
-from sopbench.scoring import SOUND
 from sopbench.tasks import iter_all_tasks
-from sopbench.traces import iter_trajectory_files
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench"
 
 
 def measure(name: str, sources: list[Path], tasks_dir: Path, embed: bool) -> None:
-    folders, others = split_sources(sources)
-    files = outside_run_folders(iter_trajectory_files(others), folders) if others else []
-    tasks = list(iter_all_tasks(tasks_dir))
+    found = Sources.of(sources)
+    options = ScoringOptions(floor_tasks=tuple(iter_all_tasks(tasks_dir)))
     started = time.perf_counter()
-    build_leaderboard(files, SOUND, run_folders=folders, tasks=tasks)
+    leaderboard(found, options)
     baseline = time.perf_counter() - started
     started = time.perf_counter()
-    built = build_html_report(files, SOUND, run_folders=folders, tasks=tasks, embed_episodes=embed)
+    built = build_html_report(report_leaderboard(found, options), found, embed_episodes=embed)
     elapsed = time.perf_counter() - started
     size = len(built.html.encode())
     print(

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from sopbench.agents import NoUser, Reference
 from sopbench.domains import LenientSystem, get_domain
-from sopbench.runner import Limits, RunSpec, episode_setup, run, run_episode, select_tasks
+from sopbench.runner import Limits, RunSpec, run
+from sopbench.runner.episode import episode_setup, run_episode, select_tasks
 
 
 class TimedReference(Reference):

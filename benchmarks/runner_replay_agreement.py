@@ -24,7 +24,8 @@ from pathlib import Path
 
 from sopbench.agents import NoUser, Replay
 from sopbench.domains import get_domain, published_offer
-from sopbench.runner import Limits, episode_setup, run_episode, score_finished_episode
+from sopbench.runner import Limits
+from sopbench.runner.episode import episode_setup, run_episode, score_finished_episode
 from sopbench.scoring import SOUND, ScoringError, load_records, score_run
 from sopbench.traces import detect_output_format, iter_trajectory_files
 

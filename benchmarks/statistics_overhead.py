@@ -19,7 +19,8 @@ from pathlib import Path
 
 import orjson
 
-from sopbench.report import EvaluationReport, configuration_reports
+from sopbench.report import EvaluationReport
+from sopbench.results import Evaluation, configuration_summaries
 from sopbench.scoring import ScoringReport, cold_caches, protocol_by_name, score_paths
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench" / "trajectories"
@@ -43,17 +44,15 @@ def main() -> None:
     timings = []
     for _ in range(3):
         start = time.perf_counter()
-        report = EvaluationReport(
-            protocol=str(protocol),
-            configurations=configuration_reports(scores),
-            scoring=scoring,
-            by=("goal", "judgement", "constraint"),
+        evaluation = Evaluation(
+            protocol=str(protocol), configurations=configuration_summaries(scores), scoring=scoring
         )
+        report = EvaluationReport(evaluation, by=("goal", "judgement", "constraint"))
         document = orjson.dumps(report.as_dict())
         tables = "".join(table.markdown() for table in report.tables())
         timings.append(time.perf_counter() - start)
     statistics = min(timings)
-    print(f"runs scored: {len(scores)} in {scoring.files} files, {len(report.configurations)} configurations")
+    print(f"runs scored: {len(scores)} in {scoring.files} files, {len(evaluation.configurations)} configurations")
     print(f"JSON lines: {size / 1e6:.1f} MB; summary document: {len(document) / 1e3:.0f} kB; tables: {len(tables) / 1e3:.0f} kB")
     print(f"baseline (score every run, encode its line): {baseline:.2f} s")
     print(f"statistics (summaries, intervals, pass^k, breakdowns, usage, document, tables): {statistics:.3f} s")

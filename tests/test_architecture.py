@@ -174,7 +174,15 @@ FORBIDDEN = {
         ("scoring/_scratch.py", "from sopbench.cli import _contract\n")
     ],
     "upward: report imports the command line": [("report/_scratch.py", "import sopbench.cli\n")],
-    "siblings: scoring imports agents": [("scoring/_scratch.py", "from sopbench.agents import Agent\n")],
+    "upward: results imports report": [("results/_scratch.py", "from sopbench.report import TextTable\n")],
+    "siblings: sweep imports report (its leaderboard comes from results)": [
+        ("sweep/_scratch.py", "import sopbench.report\n")
+    ],
+    "siblings: report imports sweep": [("report/_scratch.py", "import sopbench.sweep\n")],
+    "siblings: results imports the viewer": [("results/_scratch.py", "import sopbench.view\n")],
+    "siblings: scoring imports agents": [
+        ("scoring/_scratch.py", "from sopbench.agents import Agent\n")
+    ],
     "siblings: agents imports scoring": [("agents/_scratch.py", "import sopbench.scoring\n")],
     "siblings: traces imports domains": [("traces/_scratch.py", "import sopbench.domains\n")],
     # replay.py is a module, not a package: the scratch import goes at its end.

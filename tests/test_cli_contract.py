@@ -135,18 +135,18 @@ def test_an_invalid_bank_cards_value_is_a_usage_error_before_the_output_is_touch
 def test_exit_130_after_an_interrupt_leaves_the_existing_output_as_it_was(
     trajectories, tmp_path, monkeypatch
 ):
-    import sopbench.report
+    import sopbench.results
 
-    real = sopbench.report.evaluate_files
+    real = sopbench.results.evaluate
 
-    def interrupted(files, protocol, write, **options):
+    def interrupted(sources, options, write, **rest):
         def write_then_stop(score):
             write(score)
             raise KeyboardInterrupt
 
-        return real(files, protocol, write_then_stop, **options)
+        return real(sources, options, write_then_stop, **rest)
 
-    monkeypatch.setattr(sopbench.report, "evaluate_files", interrupted)
+    monkeypatch.setattr(sopbench.results, "evaluate", interrupted)
     out = tmp_path / "verdicts.jsonl"
     out.write_text("previous results\n")
     result = invoke("evaluate", trajectories, "-o", out)

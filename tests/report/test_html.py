@@ -20,22 +20,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 from browser_helpers import needs_browser, report_in_chromium, requested_urls  # noqa: E402
 from viewer_helpers import IMAGE, LINK, SCRIPT, make_viewer_sources  # noqa: E402
 
-from sopbench.report import build_html_report, build_leaderboard, outside_run_folders, split_sources  # noqa: E402
-from sopbench.scoring import SOUND  # noqa: E402
-from sopbench.traces import iter_trajectory_files  # noqa: E402
+from sopbench.report import HtmlReport, build_html_report  # noqa: E402
+from sopbench.results import ScoringOptions, Sources, leaderboard, report_leaderboard  # noqa: E402
+
+
+def html_report(sources: Sources, **shown) -> HtmlReport:
+    """The report as ``sopbench report`` makes it: the results' leaderboard, laid out."""
+    return build_html_report(report_leaderboard(sources, ScoringOptions()), sources, **shown)
 
 
 @pytest.fixture(scope="module")
-def sources(tmp_path_factory):
-    made = make_viewer_sources(tmp_path_factory.mktemp("report"))
-    folders, others = split_sources(made.all)
-    return folders, outside_run_folders(iter_trajectory_files(others), folders)
+def sources(tmp_path_factory) -> Sources:
+    return Sources.of(make_viewer_sources(tmp_path_factory.mktemp("report")).all)
 
 
 @pytest.fixture(scope="module")
 def embedded(sources):
-    folders, files = sources
-    return build_html_report(files, SOUND, run_folders=folders, embed_episodes=True)
+    return html_report(sources, embed_episodes=True)
 
 
 def test_the_file_asks_for_nothing_and_runs_no_foreign_script(embedded):
@@ -58,8 +59,7 @@ def test_what_a_model_wrote_is_text(embedded):
 
 
 def test_the_numbers_are_the_librarys(sources, embedded):
-    folders, files = sources
-    library = build_leaderboard(files, SOUND, run_folders=folders, no_verify=True)
+    library = leaderboard(sources, ScoringOptions(), no_verify=True)
     assert len(embedded.rows) == len(library.rows)
     for row, lb_row in zip(embedded.rows, library.rows, strict=True):
         overall = lb_row.overall
@@ -73,14 +73,13 @@ def test_the_numbers_are_the_librarys(sources, embedded):
 
 
 def test_links_go_to_the_viewer_with_its_filters(sources):
-    folders, files = sources
-    built = build_html_report(files, SOUND, run_folders=folders, viewer_url="http://127.0.0.1:9999/")
+    built = html_report(sources, viewer_url="http://127.0.0.1:9999/")
     assert "http://127.0.0.1:9999/?configuration=reference+%C2%B7+tools+full&amp;domain=bank" in built.html
     assert "kind=" in built.html and "judgement=procedure" in built.html
 
 
 def test_the_verb_writes_one_file(sources, tmp_path):
-    folders, files = sources
+    folders = sources.run_folders
     target = tmp_path / "report.html"
     done = subprocess.run(
         [sys.executable, "-m", "sopbench.cli", "report", *map(str, folders), "--output", str(target),

@@ -17,8 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from browser_helpers import needs_browser, report_in_chromium  # noqa: E402
 
 from sopbench.report import build_html_report  # noqa: E402
-from sopbench.scoring import SOUND  # noqa: E402
-from sopbench.traces import iter_trajectory_files  # noqa: E402
+from sopbench.results import ScoringOptions, Sources, report_leaderboard  # noqa: E402
 
 VIEWER = "http://127.0.0.1:8765/"  # the default: the README image shows it
 
@@ -40,8 +39,8 @@ return out;
 
 @pytest.fixture(scope="module")
 def university(published_trajectories_dir):
-    files = list(iter_trajectory_files([published_trajectories_dir / "university"]))
-    return build_html_report(files, SOUND, viewer_url=VIEWER)
+    sources = Sources.of([published_trajectories_dir / "university"])
+    return build_html_report(report_leaderboard(sources, ScoringOptions()), sources, viewer_url=VIEWER)
 
 
 def test_comparisons_pair_one_model_across_one_setting_and_link_side_by_side(university):

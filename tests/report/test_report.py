@@ -1,4 +1,5 @@
-"""sopbench.report: the functions behind the verbs, called as a library."""
+"""sopbench.report: the renderers of the verbs' results (and the replay and diagnose verbs'
+functions), called as a library."""
 
 from __future__ import annotations
 
@@ -12,16 +13,12 @@ from rich.console import Console
 
 from sopbench.report import (
     TextTable,
-    build_leaderboard,
-    evaluate_files,
-    read_card_choices,
     records_without_trajectory,
     render_leaderboard,
     replay_files,
     run_diagnosis,
 )
-from sopbench.scoring import SOUND
-from sopbench.tasks import LoadError
+from sopbench.results import ScoringOptions, Sources, leaderboard
 from sopbench.traces import iter_trajectory_files
 
 FILE_NAME = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
@@ -37,19 +34,11 @@ def files(tmp_path, make_record) -> list[Path]:
     return list(iter_trajectory_files(tmp_path))
 
 
-def test_evaluate_files_writes_each_score_and_names_records_without_runs(files):
-    written, done = [], []
-    report = evaluate_files(files, SOUND, written.append, progress=done.append)
-    assert [score.record for score in written] == [0, 2] and done == [f"bank/{FILE_NAME}"]
-    assert report.as_dict()["records_without_trajectory"] == [{"file": f"bank/{FILE_NAME}", "record": 1}]
-    assert report.notes()[-1] == f"1 records have no trajectory (not scored): bank/{FILE_NAME}: 1 (records 1)"
-
-
 def test_leaderboard_documents(files, make_task):
     from sopbench.tasks import task_from_json
 
-    tasks = [task_from_json(make_task(), domain="bank")]
-    report = build_leaderboard(files, SOUND, tasks=tasks, min_cases=0)
+    options = ScoringOptions(floor_tasks=(task_from_json(make_task(), domain="bank"),), min_cases=0)
+    report = leaderboard(Sources(files=tuple(files)), options)
     rows = list(csv.reader(io.StringIO(render_leaderboard(report, "csv"))))
     assert rows[0][-5:] == ["folder", "coverage", "ranked", "rank", "floor"]
     # Both fail the one task: equal rates, so the names decide.
@@ -63,7 +52,7 @@ def test_leaderboard_documents(files, make_task):
     )
     # Equal on the one shared task: one rank group; the floor is marked as such.
     assert [row[-2:] for row in rows[1:]] == [["1–2", ""], ["1–2", "yes"]]
-    compared = build_leaderboard(files, SOUND, tasks=tasks, compare_protocols=True)
+    compared = leaderboard(Sources(files=tuple(files)), options, compare=True)
     assert set(json.loads(render_leaderboard(compared, "json"))) == {"leaderboard", "comparison"}
     with pytest.raises(ValueError, match="CSV"):
         render_leaderboard(compared, "csv")
@@ -78,17 +67,6 @@ def test_a_table_is_markdown_off_a_terminal_and_rich_on_one():
     terminal = Console(file=io.StringIO(), width=30, force_terminal=True)
     table.print(terminal)
     assert "┃" in terminal.file.getvalue() or "│" in terminal.file.getvalue()
-
-
-def test_card_choices_are_validated(tmp_path):
-    good = tmp_path / "cards.csv"
-    good.write_text(f"file,credit_cards_as_when_scored\n{FILE_NAME},dict\n")
-    choose = read_card_choices(good)
-    assert choose(Path("bank") / (FILE_NAME + ".gz")) == "dict" and choose(Path("other.json")) is None
-    bad = tmp_path / "bad.csv"
-    bad.write_text(f"file,credit_cards_as_when_scored\n{FILE_NAME},banana\n")
-    with pytest.raises(LoadError, match="line 2: 'banana'"):
-        read_card_choices(bad)
 
 
 def test_records_without_trajectory_are_grouped_by_file():
@@ -118,18 +96,3 @@ def test_run_diagnosis_counts_the_builtin_kinds_and_the_tasks(published_tasks):
     assert report.surprises == []
     assert report.as_dict()["tasks"]["fixtures"] == report.over_tasks["fixtures"]
     assert [table.title.split(",")[0] for table in report.tables()] == ["built-in SOP", "published tasks"]
-
-
-def test_two_files_for_one_domain_of_a_row_are_said(files):
-    import gzip
-
-    plain = files[0]
-    copy = plain.with_name(plain.name + ".gz")
-    copy.write_bytes(gzip.compress(plain.read_bytes()))
-    problems = []
-    report = build_leaderboard([plain, copy], SOUND, tasks=[], min_cases=0, on_problem=problems.append)
-    (row,) = [row for row in report.rows if row.model == "gpt-4o"]
-    assert row.files["bank"] == [plain.as_posix(), copy.as_posix()]
-    assert problems == [
-        f"{plain.as_posix()}, {copy.as_posix()}: several files for bank in one row (gpt-4o); pooled"
-    ]

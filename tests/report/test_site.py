@@ -23,12 +23,9 @@ from sopbench.report import (  # noqa: E402
     SiteError,
     SitePage,
     build_html_report,
-    outside_run_folders,
-    split_sources,
     write_site,
 )
-from sopbench.scoring import SOUND  # noqa: E402
-from sopbench.traces import iter_trajectory_files  # noqa: E402
+from sopbench.results import ScoringOptions, Sources, report_leaderboard  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +35,8 @@ def made(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def site(made, tmp_path_factory) -> Path:
-    folders, others = split_sources(made.all)
-    files = outside_run_folders(iter_trajectory_files(others), folders)
-    built = build_html_report(files, SOUND, run_folders=folders, site=True)
+    sources = Sources.of(made.all)
+    built = build_html_report(report_leaderboard(sources, ScoringOptions()), sources, site=True)
     assert built.pages is not None and built.embedded == built.episodes > 0
     target = tmp_path_factory.mktemp("out") / "site"
     assert write_site(target, built.pages) > built.episodes
@@ -104,15 +100,13 @@ def test_a_site_replaces_an_earlier_one_and_never_a_folder_of_other_files(tmp_pa
 
 
 def test_embedding_many_episodes_warns_with_a_size(made):
-    folders, others = split_sources(made.all)
-    files = outside_run_folders(iter_trajectory_files(others), folders)
+    sources = Sources.of(made.all)
+    board = report_leaderboard(sources, ScoringOptions())
     told: list[str] = []
-    build_html_report(
-        files, SOUND, run_folders=folders, embed_episodes=True, on_warning=told.append, embed_warn_at=10
-    )
+    build_html_report(board, sources, embed_episodes=True, on_warning=told.append, embed_warn_at=10)
     assert len(told) == 1 and "49 episodes" in told[0] and "MB" in told[0] and "--site" in told[0]
     told.clear()
-    build_html_report(files, SOUND, run_folders=folders, embed_episodes=True, on_warning=told.append)
+    build_html_report(board, sources, embed_episodes=True, on_warning=told.append)
     assert told == []
 
 

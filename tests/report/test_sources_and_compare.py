@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sopbench.cli import app
-from sopbench.report import read_prices
+from sopbench.results import read_prices
 from sopbench.statistics import Configuration, Outcome, Usage, summarize_usage
 
 UNIVERSITY_FILE = "ast_gpt-4.1-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json.gz"

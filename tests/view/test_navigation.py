@@ -417,9 +417,9 @@ def test_compare_flips_link_to_the_side_by_side_page(viewer_sources, index, clie
 
 
 def test_the_report_s_verdict_rows_have_the_viewer_s_addresses(viewer_sources, inspect_log):
-    """``score_address`` gives a row as ``sopbench.report`` reads it the address of the episode the
+    """``score_address`` gives a row as ``sopbench.results`` reads it the address of the episode the
     viewer shows: the report's links open that very episode."""
-    from sopbench.report import read_run_folder as report_rows
+    from sopbench.results import read_run_folder as report_rows
     from sopbench.scoring import score_paths
     from sopbench.view import score_address
 

@@ -1,7 +1,7 @@
 """The ``sopbench`` command line. Each verb module parses its options, checks its paths and calls one
-library function (mostly of ``sopbench.report``), then prints what it returns; ``_contract.verb``
-keeps the contract shared by every verb (outputs written whole or not at all, exit codes, one-line
-errors, ``--problems``).
+library function (the verbs that read results: ``sopbench.results``), then prints what it returns
+(the renderers of ``sopbench.report``); ``_contract.verb`` keeps the contract shared by every verb
+(outputs written whole or not at all, exit codes, one-line errors, ``--problems``).
 
 One module per verb or family of verbs: ``_diagnose``, ``_replay``, ``_score`` (evaluate,
 leaderboard, compare, quirks), ``_generate``, ``_run``, ``_sweep``, ``_export``, ``_report``,

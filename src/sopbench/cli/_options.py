@@ -14,7 +14,7 @@ from sopbench.tasks import LoadError
 from ._job import UserError, current_job
 
 if TYPE_CHECKING:
-    from sopbench.report import CardChoice
+    from sopbench.results import CardChoice
     from sopbench.scoring import Protocol
 
 DEFAULT_TASKS_DIR = Path("../shared/sopbench/tasks")
@@ -128,7 +128,7 @@ def card_choice(csv_path: Path | None) -> CardChoice | None:
     """The per-file bank card reading from --bank-cards (checked whole before any output is touched)."""
     if csv_path is None:
         return None
-    from sopbench.report import read_card_choices
+    from sopbench.results import read_card_choices
 
     current_job().inputs([csv_path], "--bank-cards")
     try:
@@ -154,7 +154,7 @@ def price_table_of(path: Path | None) -> dict[str, tuple[float, float]] | None:
     """The --prices table (checked whole before any output is touched)."""
     if path is None:
         return None
-    from sopbench.report import read_prices
+    from sopbench.results import read_prices
 
     current_job().inputs([path], "--prices")
     try:

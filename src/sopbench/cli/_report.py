@@ -91,6 +91,8 @@ def report(
             f"sopbench report needs the optional extra: pip install 'sopbench[report]' ({exc})"
         ) from None
 
+    from sopbench.results import ScoringOptions, report_leaderboard
+
     job = current_job()
     _check_viewer_url(viewer_url)
     chosen = chosen_protocol(choice("--protocol", protocol, ("sound", "sopbench")), None, None)
@@ -102,12 +104,14 @@ def report(
     if not len(found):
         nothing_found(sources, target)
         return
+    options = ScoringOptions(
+        protocol=chosen, floor_tasks=None if tasks is None else tuple(tasks), rank_by=rank_by, prices=price_table
+    )
     with job.progress(len(found), "read") as advance, run_folder_errors():
+        board = report_leaderboard(found, options, progress=advance, on_problem=job.problem)
         built = build_html_report(
-            found.files, chosen, run_folders=found.run_folders, tasks=tasks,
-            tasks_source="the task files given" if tasks is not None else "", prices=price_table,
-            embed_episodes=embed_episodes, site=folder is not None, viewer_url=viewer_url, rank_by=rank_by,
-            progress=advance, on_problem=job.problem,
+            board, found, prices=options.prices, embed_episodes=embed_episodes, site=folder is not None,
+            viewer_url=viewer_url, on_problem=job.problem,
             on_warning=lambda text: err_console().print(text, markup=False),
         )
     if built.episodes == 0:

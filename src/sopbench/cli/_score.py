@@ -82,23 +82,23 @@ def evaluate(
     for live runs, tokens and latency. A run folder holds the sound and sopbench verdicts: other
     quirk mixes need exported trajectories. Records without a trajectory are counted and named.
     """
-    from sopbench.report import evaluate_files
+    from sopbench.report import EvaluationReport
+    from sopbench.results import ScoringOptions, evaluate
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
     choice("--runs", runs, RUN_CHOICES)
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
-    price_table = price_table_of(prices)
+    options = ScoringOptions(
+        protocol=chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+        prices=price_table_of(prices),
+    )
 
     def produce(sources, write, advance):
         with run_folder_errors():
-            result = evaluate_files(
-                sources.files, chosen, write, run_folders=sources.run_folders, by=breakdowns,
-                prices=price_table, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
-                progress=advance, on_problem=job.problem,
-            )
-        return result, result.runs_scored
+            result = evaluate(sources, options, write, progress=advance, on_problem=job.problem)
+        return EvaluationReport(result, by=breakdowns), result.runs_scored
 
     runs_to_jsonl(paths, output, as_json, "scored", produce, run_folders=True)
 
@@ -170,7 +170,8 @@ def leaderboard(
     together are marked and ranked after the others; rows with fewer than --min-cases cases are
     listed apart below the table.
     """
-    from sopbench.report import build_leaderboard, records_without_trajectory, render_leaderboard
+    from sopbench.report import records_without_trajectory, render_leaderboard
+    from sopbench.results import ScoringOptions, leaderboard
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
@@ -184,16 +185,18 @@ def leaderboard(
     if not len(sources):
         nothing_found(paths)
         return
+    options = ScoringOptions(
+        protocol=chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+        floor_tasks=None if tasks is None else tuple(tasks), min_cases=min_cases, rank_by=rank_by,
+    )
     passes = 2 if compare_protocols else 1
     with (
         job.progress(passes * len(sources.files) + len(sources.run_folders), "scored") as advance,
         run_folder_errors(),
     ):
-        report = build_leaderboard(
-            sources.files, chosen, run_folders=sources.run_folders, runs=runs, pass_hat_k=pass_hat_k,
-            by=breakdowns, tasks=tasks, credit_cards=cards, justify_refusal=require_justified_refusal,
-            compare_protocols=compare_protocols, min_cases=min_cases, rank_by=rank_by, progress=advance,
-            on_problem=job.problem,
+        report = leaderboard(
+            sources, options, pass_hat_k=pass_hat_k, by=breakdowns, compare=compare_protocols,
+            progress=advance, on_problem=job.problem,
         )
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
@@ -284,7 +287,8 @@ def compare(
     (domain, goal). Runs on one side only are counted and named. Both sides must hold one
     configuration (--config-a / --config-b), the same K, and the same task under each shared id.
     """
-    from sopbench.report import COMPARE_FORMATS, CompareError, RunFolderError, compare_sources, render_compare
+    from sopbench.report import COMPARE_FORMATS, CompareReport, render_compare
+    from sopbench.results import CompareError, RunFolderError, ScoringOptions, compare
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
@@ -299,14 +303,15 @@ def compare(
             raise UserError(f"{path}: no run folder and no trajectory file (.json, .json.gz) here")
     with job.progress(sum(len(side) for side in sides), "read") as advance:
         try:
-            report = compare_sources(
-                [a], [b], chosen, config_a=config_a, config_b=config_b, by=breakdowns, runs=runs,
-                allow_different_tasks=allow_different_tasks, progress=advance, on_problem=job.problem,
+            compared = compare(
+                sides[0], sides[1], ScoringOptions(protocol=chosen, runs=runs), config_a=config_a,
+                config_b=config_b, allow_different_tasks=allow_different_tasks, progress=advance,
+                on_problem=job.problem,
             )
         except (CompareError, RunFolderError) as exc:
             raise UserError(str(exc)) from None
+    report = CompareReport(compared, by=breakdowns, viewer_url=viewer_url)
     job.finish(f"{report.result.overall.paired_runs} paired runs compared")
-    report.viewer_url = viewer_url
     if output_format == "markdown" and out_console().is_terminal:
         for table in report.tables():
             table.print(out_console())

@@ -7,10 +7,14 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from sopbench.tasks import LoadError, Task
+
+if TYPE_CHECKING:
+    from sopbench.results import Sources
 
 from ._job import OutputTarget, UserError, current_job, err_console, out_console
 
@@ -34,29 +38,18 @@ def trajectory_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-class FoundSources:
-    """What a verb reads: run folders (their results.sqlite) and trajectory files."""
-
-    def __init__(self, run_folders: list[Path], files: list[Path]) -> None:
-        self.run_folders = run_folders
-        self.files = files
-
-    def __len__(self) -> int:
-        return len(self.run_folders) + len(self.files)
-
-
-def find_sources(paths: list[Path], *, run_folders: bool = True) -> FoundSources:
+def find_sources(paths: list[Path], *, run_folders: bool = True) -> Sources:
     """Run folders among ``paths`` and the trajectory files under the others, all declared inputs."""
-    from sopbench.report import outside_run_folders, split_sources
+    from sopbench.results import Sources
 
     if not run_folders:
-        return FoundSources([], trajectory_files(paths))
+        return Sources(files=tuple(trajectory_files(paths)))
     job = current_job()
     job.inputs(paths)
-    folders, others = split_sources(paths)
-    job.inputs([folder / "results.sqlite" for folder in folders], must_exist=False)
-    files = outside_run_folders(trajectory_files(others), folders) if others else []
-    return FoundSources(folders, files)
+    found = Sources.of(paths)
+    job.inputs([folder / "results.sqlite" for folder in found.run_folders], must_exist=False)
+    job.inputs(list(found.files), must_exist=False)
+    return found
 
 
 def runs_to_jsonl(
@@ -123,7 +116,7 @@ def baseline_tasks(tasks_dir: Path | None) -> list[Task] | None:
 @contextmanager
 def run_folder_errors() -> Iterator[None]:
     """A run folder that cannot be read is the user's to fix: one line, exit 2."""
-    from sopbench.report import RunFolderError
+    from sopbench.results import RunFolderError
 
     try:
         yield

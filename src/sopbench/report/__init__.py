@@ -1,43 +1,29 @@
-"""What each ``sopbench`` verb computes and how it is shown: one library function per verb, and the
-renderers of its results (rich tables on a terminal, markdown elsewhere; CSV and JSON documents).
+"""How each ``sopbench`` verb's results are shown: rich tables on a terminal, markdown elsewhere,
+CSV and JSON documents, the HTML report and its static site. What they show is computed by
+``sopbench.results`` (evaluation, leaderboard, comparison, breakdowns, floors) and handed here
+as plain values: nothing here scores a run or plays an agent. (The HTML report still reads the
+episodes it embeds, and ``run_diagnosis``, ``replay_files`` and ``summarise_generation`` still
+compute the diagnose, replay and generate verbs' results here.)
 
 >>> from pathlib import Path
->>> from sopbench.report import build_leaderboard, render_leaderboard
->>> from sopbench.scoring import SOUND
->>> from sopbench.traces import iter_trajectory_files
->>> files = list(iter_trajectory_files("../shared/sopbench/trajectories/dmv"))  # doctest: +SKIP
->>> print(render_leaderboard(build_leaderboard(files, SOUND), "markdown"))  # doctest: +SKIP
+>>> from sopbench.report import render_leaderboard
+>>> from sopbench.results import ScoringOptions, Sources, leaderboard
+>>> board = leaderboard(Sources.of([Path("../shared/sopbench/trajectories/dmv")]), ScoringOptions())  # doctest: +SKIP
+>>> print(render_leaderboard(board, "markdown"))  # doctest: +SKIP
 
-The command line only parses options, checks paths and calls these; tests call them directly.
+The command line only parses options, checks paths, calls ``sopbench.results`` and these.
 """
 
 from ._breakdowns import breakdown_tables, usage_table
-from ._cards import CARD_READINGS, CardChoice, read_card_choices
-from ._compare import COMPARE_FORMATS, CompareError, CompareReport, compare_sources, render_compare
+from ._compare import COMPARE_FORMATS, CompareReport, render_compare
 from ._diagnosis import DiagnosisReport, load_domain_tasks, run_diagnosis
-from ._evaluation import ConfigurationReport, EvaluationReport, configuration_reports, evaluate_files
+from ._evaluation import EvaluationReport, configuration_json
 from ._generation import GenerationSummary, generation_table, summarise_generation
 from ._html import DEFAULT_VIEWER_URL, EMBED_WARN_AT, HtmlReport, build_html_report
-from ._leaderboard import (
-    DEFAULT_MIN_CASES,
-    LeaderboardReport,
-    build_leaderboard,
-    compare_files,
-)
 from ._leaderboard_text import LEADERBOARD_FORMATS, comparison_tables, render_leaderboard
-from ._prices import read_prices
 from ._replay import ReplayReport, replay_files
 from ._run import RunResult, run_tables
 from ._site import SITE_MARK, SiteError, SitePage, episode_page_path, write_site
-from ._sources import (
-    RunFolder,
-    RunFolderError,
-    is_run_folder,
-    outside_run_folders,
-    read_run_folder,
-    split_sources,
-    stored_protocol_name,
-)
 from ._table import (
     TextTable,
     interval_text,
@@ -48,58 +34,39 @@ from ._table import (
 )
 
 __all__ = [
+    "COMPARE_FORMATS",
     "DEFAULT_VIEWER_URL",
     "EMBED_WARN_AT",
-    "SITE_MARK",
-    "SiteError",
-    "SitePage",
-    "episode_page_path",
-    "write_site",
-    "GenerationSummary",
-    "HtmlReport",
-    "build_html_report",
-    "stored_protocol_name",
-    "CARD_READINGS",
-    "COMPARE_FORMATS",
-    "CompareError",
-    "CompareReport",
-    "ConfigurationReport",
-    "RunFolder",
-    "RunFolderError",
-    "breakdown_tables",
-    "compare_sources",
-    "configuration_reports",
-    "interval_text",
-    "is_run_folder",
-    "outside_run_folders",
-    "read_prices",
-    "read_run_folder",
-    "render_compare",
-    "split_sources",
-    "usage_table",
-    "DEFAULT_MIN_CASES",
     "LEADERBOARD_FORMATS",
-    "CardChoice",
+    "SITE_MARK",
+    "CompareReport",
     "DiagnosisReport",
     "EvaluationReport",
-    "LeaderboardReport",
+    "GenerationSummary",
+    "HtmlReport",
     "ReplayReport",
     "RunResult",
+    "SiteError",
+    "SitePage",
     "TextTable",
-    "build_leaderboard",
-    "compare_files",
+    "breakdown_tables",
+    "build_html_report",
     "comparison_tables",
-    "evaluate_files",
+    "configuration_json",
+    "episode_page_path",
     "generation_table",
-    "summarise_generation",
+    "interval_text",
     "load_domain_tasks",
     "percent",
     "rate_text",
-    "read_card_choices",
     "records_without_trajectory",
+    "render_compare",
     "render_leaderboard",
     "replay_files",
     "run_diagnosis",
     "run_tables",
+    "summarise_generation",
     "summary_table",
+    "usage_table",
+    "write_site",
 ]

@@ -1,10 +1,12 @@
-"""Tables of the breakdowns (by goal, judgement, constraint) and of tokens, latency and cost."""
+"""Tables of the breakdowns (by goal, judgement, constraint: ``sopbench.results.breakdowns``) and
+of tokens, latency and cost."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sopbench.statistics import Outcome, UsageSummary, breakdown
+from sopbench.results import breakdowns
+from sopbench.statistics import Outcome, UsageSummary
 
 from ._table import TextTable, rate_text
 
@@ -12,8 +14,7 @@ from ._table import TextTable, rate_text
 def breakdown_tables(outcomes: Sequence[Outcome], by: Sequence[str], label: str) -> list[TextTable]:
     """One table per breakdown asked for (``--by``), over the outcomes of one configuration."""
     tables = []
-    for name in by:
-        data = breakdown(outcomes, name)
+    for name, data in breakdowns(outcomes, by).items():
         if name == "goal":
             table = TextTable(f"{label}: pass rate by goal", ["goal", "pass rate"])
             for goal, rate in data.items():

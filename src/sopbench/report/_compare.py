@@ -1,77 +1,61 @@
-"""``sopbench compare A B``: two configurations on the same tasks, paired by task and run.
-
-Only the same task is paired: a task id whose content (digest) differs on the two sides is refused
-(``CompareError``), or with ``allow_different_tasks`` counted apart and named. The figures' unit is
-the task (``sopbench.statistics.compare_outcomes``), and both sides must have run each task the
-same number of times."""
+"""``sopbench compare A B`` as shown: the paired figures of two configurations per domain and
+overall, the flipped runs, the floors and the breakdowns; as tables with notes, CSV or one JSON
+document. What it shows is computed by ``sopbench.results.compare``."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from sopbench.runner.baselines import Baselines, source_baselines
-from sopbench.scoring import (
-    Protocol,
-    RunScore,
-    ScoringReport,
-    file_configuration,
-    score_paths,
-)
-from sopbench.statistics import (
-    DEFAULT_RESAMPLES,
-    Configuration,
-    Outcome,
-    PairedComparison,
-    PairedRates,
-    breakdown,
-    compare_outcomes,
-)
-from sopbench.traces import iter_trajectory_files
+from sopbench.results import AgentComparison, breakdowns
+from sopbench.statistics import Configuration, PairedComparison
 
 from ._breakdowns import breakdown_tables
 from ._floors import floors_json, floors_table
-from ._sources import outside_run_folders, scores_of_run_folders, split_sources
 from ._table import TextTable, interval_text, percent
 
 COMPARE_FORMATS = ("markdown", "csv", "json")
 FLIPS_SHOWN = 20
 
 
-class CompareError(ValueError):
-    """A side that does not hold exactly one configuration (after its filter)."""
-
-
-@dataclass
+@dataclass(frozen=True)
 class CompareReport:
-    protocol: str
-    a: Configuration
-    b: Configuration
-    result: PairedComparison
-    outcomes_a: list[Outcome]
-    outcomes_b: list[Outcome]
-    by: Sequence[str] = ()
-    seed: int = 0
-    floors: Baselines | None = None  # refuse-all and no-verify on the paired tasks
+    """A comparison as the verb shows it: its tables (with the breakdowns of ``by``) and notes, or
+    one JSON document (``as_dict``; ``render_compare`` for CSV)."""
+
+    compared: AgentComparison
+    by: Sequence[str] = ()  # breakdowns the tables show (the JSON document holds them all)
     viewer_url: str | None = None  # where sopbench view serves both sides: each flip links to /compare
 
+    # The parts of the comparison the tables name most.
+    @property
+    def a(self) -> Configuration:
+        return self.compared.a
+
+    @property
+    def b(self) -> Configuration:
+        return self.compared.b
+
+    @property
+    def result(self) -> PairedComparison:
+        return self.compared.result
+
     def as_dict(self) -> dict[str, Any]:
+        compared = self.compared
         out: dict[str, Any] = {
-            "protocol": self.protocol,
+            "protocol": compared.protocol,
             "config_a": self.a.as_dict(),
             "config_b": self.b.as_dict(),
         }
         out.update(self.result.as_dict())
-        out["floors"] = floors_json(self.floors)
+        out["floors"] = floors_json(compared.floors)
         out["breakdowns"] = {
-            side: {by: breakdown(outcomes, by) for by in ("judgement", "constraint")}
-            for side, outcomes in (("a", self.outcomes_a), ("b", self.outcomes_b))
+            side: breakdowns(outcomes, ("judgement", "constraint"))
+            for side, outcomes in (("a", compared.outcomes_a), ("b", compared.outcomes_b))
         }
         out["breakdowns"]["goal"] = self.by_goal()
         return out
@@ -80,14 +64,12 @@ class CompareReport:
         """The paired figures per (domain, goal): only runs with a partner, the unpaired beside."""
         return [
             {"domain": domain, "goal": goal, **rates.as_dict(), "unpaired_runs": unpaired}
-            for (domain, goal), (rates, unpaired) in paired_by_goal(
-                self.outcomes_a, self.outcomes_b, self.seed
-            ).items()
+            for (domain, goal), (rates, unpaired) in self.compared.by_goal().items()
         ]
 
     def tables(self) -> list[TextTable]:
         rates = TextTable(
-            f"A = {self.a.label}, B = {self.b.label} (protocol {self.protocol})",
+            f"A = {self.a.label}, B = {self.b.label} (protocol {self.compared.protocol})",
             ["domain", "paired tasks", "A", "B", "A - B [95% CI]", "A only", "B only", "p over tasks"],
         )
         items = [*self.result.domains.items(), ("all", self.result.overall)]
@@ -125,13 +107,14 @@ class CompareReport:
                 row = [flip.task_id, str(flip.run), flip.a_failed or "-", flip.b_failed or "-"]
                 table.add_row(row + ([self._side_by_side(flip.task_id)] if link else []))
             tables.append(table)
-        floors = floors_table(self.floors, "the paired tasks")
+        floors = floors_table(self.compared.floors, "the paired tasks")
         if floors is not None:
             tables.append(floors)
         if "goal" in self.by:
             tables.append(self._goal_table())
         others = [name for name in self.by if name != "goal"]
-        for side, outcomes, config in (("A", self.outcomes_a, self.a), ("B", self.outcomes_b, self.b)):
+        sides = (("A", self.compared.outcomes_a, self.a), ("B", self.compared.outcomes_b, self.b))
+        for side, outcomes, config in sides:
             tables += breakdown_tables(outcomes, others, f"{side} = {config.label}")
         return tables
 
@@ -147,9 +130,7 @@ class CompareReport:
             "by goal: paired runs only (unpaired runs counted beside, not compared)",
             ["domain", "goal", "paired tasks", "A", "B", "A - B [95% CI]", "p over tasks", "unpaired runs"],
         )
-        for (domain, goal), (rates, unpaired) in paired_by_goal(
-            self.outcomes_a, self.outcomes_b, self.seed
-        ).items():
+        for (domain, goal), (rates, unpaired) in self.compared.by_goal().items():
             difference = rates.difference
             table.add_row(
                 [
@@ -242,152 +223,3 @@ def render_compare(report: CompareReport, output_format: str) -> str:
     if output_format == "markdown":
         return "\n".join(t.markdown() for t in report.tables()) + "\n" + "\n".join(report.notes()) + "\n"
     raise ValueError(f"unknown format {output_format!r} (expected {', '.join(COMPARE_FORMATS)})")
-
-
-def read_scores(
-    paths: Sequence[Path],
-    protocol: Protocol,
-    *,
-    selector: str | None = None,
-    progress: Callable[[str], None] | None = None,
-    on_problem: Callable[[str], None] | None = None,
-) -> list[RunScore]:
-    """Every score of ``paths``: run folders' stored verdicts and trajectory files scored (only the
-    files whose name matches ``selector``: the others would be filtered out after scoring)."""
-    folders, others = split_sources(paths)
-    if others:
-        others = [
-            f
-            for f in outside_run_folders(iter_trajectory_files(others), folders)
-            if matches(file_configuration(f.as_posix()), selector)
-        ]
-    scores = scores_of_run_folders(folders, protocol, on_problem, progress=progress)
-    if others:
-        scoring = ScoringReport()
-
-        def told(path: Path, _position: int, _scored: int) -> None:
-            if progress is not None:
-                progress(f"{path.parent.name}/{path.name}")
-
-        scores += list(score_paths(others, protocol, report=scoring, progress=told))
-        if on_problem is not None:
-            for problem in scoring.errors:
-                on_problem(problem)
-    return scores
-
-
-def matches(config: Configuration, selector: str | None) -> bool:
-    """``--config-a`` / ``--config-b``: ``key=value`` pairs separated by commas (keys agent, model,
-    tool_mode, tool_list, user), or a text found in the configuration's label."""
-    if not selector:
-        return True
-    fields = config.as_dict()
-    for part in (p.strip() for p in selector.split(",") if p.strip()):
-        if "=" in part:
-            key, value = (x.strip() for x in part.split("=", 1))
-            if key not in fields:
-                raise CompareError(f"unknown key {key!r} (use {', '.join(fields)})")
-            found = fields[key]
-            if not _same(found, value):
-                return False
-        elif part not in config.label:
-            return False
-    return True
-
-
-def _same(found: str | None, wanted: str) -> bool:
-    """A filter value against a configuration field: ``none`` (or nothing) matches an unset field."""
-    if found is None:
-        return wanted.lower() in ("", "none")
-    return found == wanted
-
-
-def one_configuration(
-    scores: list[RunScore], selector: str | None, side: str
-) -> tuple[Configuration, list[RunScore]]:
-    groups: dict[Configuration, list[RunScore]] = {}
-    for score in scores:
-        if matches(score.config, selector):
-            groups.setdefault(score.config, []).append(score)
-    option = f"--config-{side.lower()}"
-    if not groups:
-        raise CompareError(f"{side} holds no run" + (f" matching {option} {selector}" if selector else ""))
-    if len(groups) > 1:
-        names = "; ".join(sorted(c.label for c in groups))
-        raise CompareError(f"{side} holds {len(groups)} configurations ({names}): choose one with {option}")
-    ((config, chosen),) = groups.items()
-    return config, chosen
-
-
-def compare_sources(
-    a: Sequence[Path],
-    b: Sequence[Path],
-    protocol: Protocol,
-    *,
-    config_a: str | None = None,
-    config_b: str | None = None,
-    by: Sequence[str] = (),
-    seed: int = 0,
-    runs: str = "all",
-    allow_different_tasks: bool = False,
-    progress: Callable[[str], None] | None = None,
-    on_problem: Callable[[str], None] | None = None,
-) -> CompareReport:
-    """Compare the one configuration of ``a`` with the one of ``b`` (``CompareError`` otherwise,
-    and when the sides ran tasks a different number of times, or hold other tasks under the same
-    ids unless ``allow_different_tasks``). ``runs="first"``: each task's first run only."""
-    config_of_a, scores_a = one_configuration(
-        read_scores(a, protocol, selector=config_a, progress=progress, on_problem=on_problem), config_a, "A"
-    )
-    config_of_b, scores_b = one_configuration(
-        read_scores(b, protocol, selector=config_b, progress=progress, on_problem=on_problem), config_b, "B"
-    )
-    if runs == "first":
-        scores_a = [s for s in scores_a if s.run == 0]
-        scores_b = [s for s in scores_b if s.run == 0]
-    outcomes_a = [s.outcome(with_digest=True) for s in scores_a]
-    outcomes_b = [s.outcome(with_digest=True) for s in scores_b]
-    runs_a, runs_b = runs_per_task(outcomes_a), runs_per_task(outcomes_b)
-    if runs_a != runs_b:
-        raise CompareError(
-            f"A ran each task {runs_a} times and B {runs_b} times: compare runs of the same count "
-            "(--runs first compares each task's first run)"
-        )
-    result = compare_outcomes(outcomes_a, outcomes_b, seed=seed)
-    if result.different_tasks and not allow_different_tasks:
-        first = result.different_tasks[0]
-        raise CompareError(
-            f"A and B hold {len(result.different_tasks)} task ids that are other tasks on each side "
-            f"(their digests differ, first {first}): they were run on different task sets; "
-            "--allow-different-tasks compares the same tasks only and names the others"
-        )
-    paired = {o.task_id for o in outcomes_a} & {o.task_id for o in outcomes_b}
-    paired -= set(result.different_tasks)
-    floors = source_baselines(
-        [s for s in scores_a if s.task_key in paired and s.run == 0],
-        split_sources(a)[0],
-        protocol,
-    )
-    return CompareReport(
-        str(protocol), config_of_a, config_of_b, result, outcomes_a, outcomes_b, by, seed, floors
-    )
-
-
-def runs_per_task(outcomes: Sequence[Outcome]) -> int:
-    """The most runs any one task has (K)."""
-    counts = Counter(o.task_id for o in outcomes)
-    return max(counts.values(), default=0)
-
-
-def paired_by_goal(
-    a: Sequence[Outcome], b: Sequence[Outcome], seed: int = 0
-) -> dict[tuple[str, str], tuple[PairedRates, int]]:
-    """Per (domain, goal): the paired figures and how many runs of either side had no partner."""
-    keys = sorted({(o.domain, o.goal) for o in (*a, *b)})
-    out = {}
-    for domain, goal in keys:
-        of_a = [o for o in a if (o.domain, o.goal) == (domain, goal)]
-        of_b = [o for o in b if (o.domain, o.goal) == (domain, goal)]
-        result = compare_outcomes(of_a, of_b, seed=seed, resamples=DEFAULT_RESAMPLES)
-        out[(domain, goal)] = (result.overall, len(result.unpaired_a) + len(result.unpaired_b))
-    return out

@@ -1,13 +1,15 @@
 """The floors (refuse-all, no-verify) beside a verb's own figures: one table, one JSON shape.
 
-Computed by ``sopbench.runner.baselines.source_baselines`` on the sources' own tasks; shown here by
-``evaluate`` (beside each configuration) and ``compare`` (on the paired tasks)."""
+Played by the runner's baselines, on the sources' own tasks, when ``sopbench.results`` computes a
+verb's figures; shown here by ``evaluate`` (beside each configuration) and ``compare`` (on the
+paired tasks)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sopbench.runner.baselines import Baselines
+if TYPE_CHECKING:  # only read here: the floors are played by the runner, for sopbench.results
+    from sopbench.runner.baselines import Baselines
 
 from ._table import TextTable, rate_cells
 

@@ -1,7 +1,7 @@
 """``sopbench report``: one self-contained HTML file of what the other verbs compute.
 
-The leaderboard (``build_leaderboard``), the breakdowns and pass^k (``sopbench.statistics``) and the
-paired comparisons (``compare_outcomes``) are computed by the library and only laid out here, with
+The leaderboard (``sopbench.results.report_leaderboard``: its rows, floors, breakdowns and pass^k)
+and the paired comparisons (``compare_outcomes``) are computed by the library and only laid out here, with
 matplotlib figures embedded as SVG. Every number links to the episodes behind it: the viewer's list
 with the matching filters (``sopbench view`` on the same sources), or, with ``embed_episodes``, a
 section of the file listing them, each episode drawn as the viewer draws it.
@@ -19,14 +19,12 @@ templates with autoescaping; ``matplotlib`` and ``jinja2`` are the optional extr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from sopbench.scoring import Protocol
+from sopbench.results import Leaderboard, Prices, Sources
 from sopbench.statistics import JUDGEMENT_NAMES, PairedComparison, summarize_usage
-from sopbench.tasks import Task
 
 from ._compare import _p_text
 from ._html_figures import figures_of
@@ -51,7 +49,6 @@ from ._html_rows import (
     html_rows,
     paired_comparisons,
 )
-from ._leaderboard import LeaderboardReport, build_leaderboard
 from ._site import SitePage
 
 __all__ = ["DEFAULT_VIEWER_URL", "EMBED_WARN_AT", "HtmlReport", "build_html_report"]
@@ -67,7 +64,7 @@ class HtmlReport:
     """The page, and what it was made of (for the verb's summary line and for tests)."""
 
     html: str
-    leaderboard: LeaderboardReport
+    leaderboard: Leaderboard
     rows: list[Row]
     comparisons: list[tuple[Row, Row, PairedComparison]]
     episodes: int  # agents' runs behind the rows
@@ -77,45 +74,28 @@ class HtmlReport:
 
 
 def build_html_report(
-    files: list[Path],
-    protocol: Protocol,
+    report: Leaderboard,
+    sources: Sources,
     *,
-    run_folders: Sequence[Path] = (),
-    tasks: Sequence[Task] | None = None,
-    tasks_source: str = "",
-    prices: Mapping[str, tuple[float, float]] | None = None,
+    prices: Prices | None = None,
     embed_episodes: bool = False,
     site: bool = False,
     viewer_url: str = DEFAULT_VIEWER_URL,
-    rank_by: str = "pass",
-    progress: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     embed_warn_at: int = EMBED_WARN_AT,
 ) -> HtmlReport:
-    """The report of ``files`` (trajectory files, scored under ``protocol``) and ``run_folders``
-    (their stored verdicts). The refuse-all and no-verify floors are played on ``tasks`` (default:
-    the sources' own tasks, ``sopbench.runner.baselines.source_baselines``; ``tasks_source`` says where they
-    came from, for the captions) and ranked where they score (``rank_by``).
+    """The page of ``report`` (``sopbench.results.report_leaderboard`` of ``sources``: its rows, with
+    the refuse-all and no-verify floors ranked where they score, every breakdown and pass^k), with
+    the usage of live runs priced by ``prices``.
 
     Numbers link to the viewer at ``viewer_url``; with ``embed_episodes``, to lists of episodes
     drawn inside the file (``on_warning`` is told when there are more than ``embed_warn_at``); with
-    ``site``, to the pages of a static site (``HtmlReport.pages``, written by ``write_site``)."""
-    report = build_leaderboard(
-        files,
-        protocol,
-        run_folders=run_folders,
-        pass_hat_k=True,
-        by=("goal", "judgement", "constraint"),
-        tasks=tasks,
-        no_verify=True,
-        rank_by=rank_by,
-        progress=progress,
-        on_problem=on_problem,
-    )
+    ``site``, to the pages of a static site (``HtmlReport.pages``, written by ``write_site``).
+    Episodes that cannot be drawn are named to ``on_problem``."""
     agent_scores = [s for s in report.scores if s.source not in BASELINES]
     shown = embed_episodes or site
-    episodes = episodes_to_embed(agent_scores, run_folders, on_problem) if shown else None
+    episodes = episodes_to_embed(agent_scores, sources.run_folders, on_problem) if shown else None
     if embed_episodes and episodes is not None and len(episodes) > embed_warn_at and on_warning is not None:
         on_warning(
             f"--embed-episodes: {len(episodes)} episodes make a file of about "
@@ -133,7 +113,7 @@ def build_html_report(
     floors = [r for r in rows if r.baseline and r.outcomes]
     comparisons = paired_comparisons(agents)
     against_floors = floor_comparisons(agents, floors)
-    tasks_text = tasks_source or report.baseline_tasks
+    tasks_text = report.baseline_tasks
     runs = len(agent_scores)
     task_count = len({s.task_key for s in agent_scores})
     what = (

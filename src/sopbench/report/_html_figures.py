@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sopbench.results import Leaderboard
 from sopbench.statistics import JUDGEMENT_NAMES, breakdown
 
 from ._html_rows import Row
-from ._leaderboard import LeaderboardReport
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -31,7 +31,7 @@ def series_of(row: Row) -> Series:
     return Series(row.name, colour_of(row.number), faint=not row.ranked)
 
 
-def figures_of(rows: list[Row], agents: list[Row], report: LeaderboardReport,
+def figures_of(rows: list[Row], agents: list[Row], report: Leaderboard,
                hat_ks: list[int], what: str, tasks_text: str) -> list[Figure]:
     from markupsafe import Markup as markup  # noqa: N813 - the optional extra, imported when drawn
 

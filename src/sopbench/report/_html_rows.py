@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sopbench.results import Leaderboard
 from sopbench.scoring import LeaderboardRow
 from sopbench.statistics import Outcome, PairedComparison, RateInterval, breakdown, compare_outcomes
 
 from ._compare import _p_text
 from ._html_numbers import Links, Number, headline_rate, rate_number, short_interval, short_percent
-from ._leaderboard import LeaderboardReport
 
 BASELINES = ("refuse-all", "no-verify")  # the floors: the two trivial agents
 
@@ -72,7 +72,7 @@ def row_label(row: LeaderboardRow) -> str:
     return " ".join(parts)
 
 
-def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
+def html_rows(report: Leaderboard, links: Links) -> list[Row]:
     """Each leaderboard row as shown: its numbers, each linked to the episodes behind it."""
     from sopbench.statistics import Configuration
     from sopbench.view import configuration_name
@@ -81,7 +81,7 @@ def html_rows(report: LeaderboardReport, links: Links) -> list[Row]:
     labels = [row_label(r) for r in report.rows]
     rows: list[Row] = []
     for number, lb_row in enumerate(report.rows, start=1):
-        outcomes = report.outcomes.get(id(lb_row), [])
+        outcomes = report.row_outcomes(lb_row)
         baseline = is_baseline(lb_row)
         config: Configuration | None = outcomes[0].configuration if outcomes and not baseline else None
         name = None if config is None else configuration_name(config)

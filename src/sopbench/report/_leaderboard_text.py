@@ -1,6 +1,6 @@
 """The leaderboard rendered: one markdown, CSV or JSON document (the protocol comparison inside it
-when asked for). What the rows hold is computed in ``_leaderboard``; nothing is computed here but
-the text of each cell."""
+when asked for). What the rows hold is computed by ``sopbench.results.leaderboard``; nothing is
+computed here but the text of each cell."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import io
 import json
 from typing import Any
 
+from sopbench.results import Leaderboard
 from sopbench.scoring import Comparison, LeaderboardCell, LeaderboardRow
-from sopbench.statistics import RateInterval, breakdown
+from sopbench.statistics import RateInterval
 
 from ._breakdowns import breakdown_tables
-from ._leaderboard import LeaderboardReport
 from ._table import TextTable, interval_text, percent
 
 LEADERBOARD_FORMATS = ("markdown", "csv", "json")
@@ -23,7 +23,7 @@ UNAVAILABLE_CELL = "no figure: its tasks were not found"
 SPLIT_COLUMNS = ["should succeed", "should refuse", "balanced"]
 
 
-def render_leaderboard(report: LeaderboardReport, output_format: str = "markdown") -> str:
+def render_leaderboard(report: Leaderboard, output_format: str = "markdown") -> str:
     """The leaderboard as one markdown, CSV or JSON document.
 
     JSON: the list of rows; with a comparison, an object ``{"leaderboard": [...], "comparison": {...}}``.
@@ -43,15 +43,14 @@ def render_leaderboard(report: LeaderboardReport, output_format: str = "markdown
     raise ValueError(f"unknown format {output_format!r} (expected {', '.join(LEADERBOARD_FORMATS)})")
 
 
-def _row_json(report: LeaderboardReport, row: LeaderboardRow) -> dict[str, Any]:
+def _row_json(report: Leaderboard, row: LeaderboardRow) -> dict[str, Any]:
     data = row.as_dict()
     if report.by:
-        outcomes = report.outcomes.get(id(row), [])
-        data["breakdowns"] = {by: breakdown(outcomes, by) for by in report.by}
+        data["breakdowns"] = report.row_breakdowns(row)
     return data
 
 
-def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
+def _header(report: Leaderboard, *, csv_form: bool = False) -> list[str]:
     split = SPLIT_COLUMNS + (["justified refusals"] if report.justified else [])
     hats = [f"pass^{k}" for k in report.hat_ks]
     intervals = ["Overall ci95 low", "Overall ci95 high", "balanced ci95 low", "balanced ci95 high"]
@@ -71,7 +70,7 @@ def _header(report: LeaderboardReport, *, csv_form: bool = False) -> list[str]:
     ]
 
 
-def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
+def _values(report: Leaderboard, row: LeaderboardRow, *, csv_form: bool) -> list[str]:
     def cell(rate: RateInterval | LeaderboardCell) -> str:
         passed, cases = rate.passed, rate.total if isinstance(rate, RateInterval) else rate.cases
         if not cases:
@@ -132,12 +131,12 @@ def _values(report: LeaderboardReport, row: LeaderboardRow, *, csv_form: bool) -
     return values
 
 
-def _ambiguous(report: LeaderboardReport, row: LeaderboardRow) -> bool:
+def _ambiguous(report: Leaderboard, row: LeaderboardRow) -> bool:
     key = (row.model, row.mode, row.tool_list, row.user)
     return sum((r.model, r.mode, r.tool_list, r.user) == key for r in report.rows) > 1
 
 
-def _csv(report: LeaderboardReport) -> str:
+def _csv(report: Leaderboard) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     # Columns after the published ones: where the row's files are, and how it was ranked.
@@ -160,13 +159,13 @@ def _csv(report: LeaderboardReport) -> str:
     return buffer.getvalue()
 
 
-def _markdown_rows(report: LeaderboardReport, rows: list[LeaderboardRow]) -> list[str]:
+def _markdown_rows(report: Leaderboard, rows: list[LeaderboardRow]) -> list[str]:
     header = _header(report)
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return out + ["| " + " | ".join(_values(report, row, csv_form=False)) + " |" for row in rows]
 
 
-def _markdown(report: LeaderboardReport) -> str:
+def _markdown(report: Leaderboard) -> str:
     out = _markdown_rows(report, report.ranked)
     by = "balanced score" if report.rank_by == "balanced" else "Overall pass rate"
     note = (
@@ -202,7 +201,7 @@ def _markdown(report: LeaderboardReport) -> str:
         )
     for row in report.rows if report.by else ():
         label = " ".join(x for x in (row.model, row.mode, row.tool_list, row.user or "") if x and x != "-")
-        tables = breakdown_tables(report.outcomes.get(id(row), []), report.by, label)
+        tables = breakdown_tables(report.row_outcomes(row), report.by, label)
         text += "".join("\n" + table.markdown() for table in tables)
     if report.comparison is not None:
         text += "\n" + "\n".join(table.markdown() for table in comparison_tables(report.comparison))

@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sopbench.report import LeaderboardReport, build_leaderboard
+from sopbench.results import Leaderboard, ScoringOptions, Sources, leaderboard
 from sopbench.runner import Progress, RunInterrupted, RunReport, read_run
 from sopbench.runner.episode import EpisodePlayer, select_tasks
 from sopbench.runner.frontend import RunRefused, run_many
 from sopbench.runner.store import STORE_NAME
-from sopbench.scoring import SOUND
 
 from ._file import Configuration, SweepError
 
@@ -25,7 +24,7 @@ class SweepReport:
 
     reports: dict[str, RunReport] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)  # configurations that had no run folder
-    leaderboard: LeaderboardReport | None = None
+    leaderboard: Leaderboard | None = None
 
     @property
     def complete(self) -> bool:
@@ -94,8 +93,9 @@ def run_sweep(
     except RunRefused as exc:  # a refused key stops its configuration only: the others are shown
         reports = exc.reports
     report.reports = dict(zip(names, reports, strict=True))
-    report.leaderboard = build_leaderboard(
-        [], SOUND, run_folders=[c.config.output for c in configurations]
+    # The stored sound verdicts of every configuration's run folder, the refuse-all floor beside.
+    report.leaderboard = leaderboard(
+        Sources(run_folders=tuple(c.config.output for c in configurations)), ScoringOptions()
     )
     return report
 

@@ -2,7 +2,8 @@
 
 A path that is a folder holding ``results.sqlite`` is a run folder: its stored verdicts are read
 (read-only; its ``trajectories`` export, if any, is not read again). Any other path is searched for
-trajectory files, scored under the protocol asked for.
+trajectory files, scored under the protocol asked for. ``Sources`` is what a use case reads: the
+paths split into the two kinds once, and checked once.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from sopbench.runner.baselines import stored_verdict_name
 from sopbench.runner.episode import row_score
 from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
+from sopbench.traces import iter_trajectory_files
 
 from ._cards import CardChoice
 
 __all__ = [
     "RunFolder",
     "RunFolderError",
+    "Sources",
     "is_run_folder",
     "outside_run_folders",
     "read_run_folder",
@@ -64,6 +67,39 @@ def outside_run_folders(files: Iterable[Path], folders: Sequence[Path]) -> list[
     return [f for f in files if not any(f.resolve().is_relative_to(root) for root in roots)]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Sources:
+    """What a use case reads: run folders (their stored verdicts are read) and trajectory files
+    (scored), each in the order given.
+
+    ``Sources.of(paths)`` finds them under paths as the verbs do. A trajectory file inside one of
+    the run folders (the folder's own export) is refused: its runs would be counted twice.
+    """
+
+    run_folders: tuple[Path, ...] = ()
+    files: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        kept = set(outside_run_folders(self.files, self.run_folders))
+        inside = [file for file in self.files if file not in kept]
+        if inside:
+            raise ValueError(
+                f"{inside[0]}: a trajectory file inside a run folder given too (its export); its runs "
+                "would be counted twice: name the run folder or the file, not both"
+            )
+
+    @classmethod
+    def of(cls, paths: Iterable[Path]) -> Sources:
+        """The run folders among ``paths`` or inside a folder of them (at any depth), and the
+        trajectory files under the other paths that are not inside one of those run folders."""
+        folders, others = split_sources(paths)
+        files = outside_run_folders(iter_trajectory_files(others), folders) if others else []
+        return cls(run_folders=tuple(folders), files=tuple(files))
+
+    def __len__(self) -> int:
+        return len(self.run_folders) + len(self.files)
+
+
 @dataclass
 class RunFolder:
     """The completed episodes of one run folder as scores, and what was not counted."""
@@ -89,7 +125,7 @@ def stored_protocol_name(protocol: Protocol) -> str:
 def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
     """Every stored episode of ``folder``, as scores under ``protocol`` (sound or sopbench: the two
     verdicts a run stores). The store is opened read-only: a running ``sopbench run`` may go on
-    writing it. This is the one place that reads a run folder for the report verbs.
+    writing it. This is the one place that reads a run folder for the verbs that read results.
     """
     try:
         name = stored_protocol_name(protocol)
@@ -159,7 +195,7 @@ def score_files(
     on_problem: ProblemSink | None = None,
 ) -> Iterator[tuple[Path, RunScore]]:
     """Every run of ``files`` scored under ``protocol``, file by file, each score with its file, as
-    soon as it is made. This is the one file loop of the report verbs: after each file its problems
+    soon as it is made. This is the one file loop of the verbs that read results: after each file its problems
     go to ``on_problem`` (and stay in ``scoring``), its records without a run are added to
     ``without_runs`` as ``("<domain>/<file>", record)``, and ``progress`` gets its name."""
     for file in files:

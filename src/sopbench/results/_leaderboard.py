@@ -1,38 +1,43 @@
-"""``sopbench leaderboard``: the published table recomputed from trajectory files and run folders,
-with the refuse-all (and no-verify) rows and the protocol comparison when asked for.
+"""The leaderboard: the published table recomputed from trajectory files and run folders, with the
+refuse-all (and no-verify) rows and the protocol comparison when asked for.
 
 The rows and their ranking are computed by ``sopbench.scoring.leaderboard``; this module gathers
-what goes into them. ``_leaderboard_text`` renders the result as markdown, CSV or JSON."""
+what goes into them. ``sopbench.report`` renders the result as markdown, CSV, JSON or HTML."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from sopbench.runner.baselines import BASELINE_AGENTS, baseline_rows, source_baselines
+from sopbench.runner.baselines import BASELINE_AGENTS, baseline_rows
 from sopbench.scoring import (
     Comparison,
     LeaderboardRow,
-    Protocol,
     RunScore,
     ScoringReport,
-    compare,
-    leaderboard,
     leaderboard_domains,
     leaderboard_max_runs,
 )
+from sopbench.scoring import compare as compare_quirks
+from sopbench.scoring import leaderboard as ranked_rows
 from sopbench.statistics import Outcome
-from sopbench.tasks import Task
 
+from ._breakdowns import BREAKDOWN_ORDER, breakdowns
 from ._cards import CardChoice
-from ._sources import score_files, scores_of_run_folders
+from ._floors import floor_sources, floors_beside
+from ._options import DEFAULT_MIN_CASES, ScoringOptions
+from ._sources import Sources, score_files, scores_of_run_folders
 
-DEFAULT_MIN_CASES = 20
+__all__ = ["Leaderboard", "compare_protocols", "leaderboard", "report_leaderboard"]
+
+Progress = Callable[[str], None]
+ProblemSink = Callable[[str], None]
 
 
-@dataclass
-class LeaderboardReport:
+@dataclass(frozen=True)
+class Leaderboard:
     """The rows (ranked first, rows under ``min_cases`` last), and the comparison when asked for."""
 
     rows: list[LeaderboardRow]
@@ -40,7 +45,7 @@ class LeaderboardReport:
     justified: bool = False
     pass_hat_k: bool = False  # add pass^k columns, k = 2..K
     by: Sequence[str] = ()  # breakdowns shown under the table (JSON: always, per row)
-    outcomes: dict[int, list[Outcome]] = field(default_factory=dict)  # by id() of the row
+    outcomes: dict[int, list[Outcome]] = field(default_factory=dict)  # by id() of the row; kept with ``by``
     min_cases: int = DEFAULT_MIN_CASES
     comparison: Comparison | None = None
     baseline_tasks: str = ""  # where the floors' tasks came from
@@ -70,36 +75,39 @@ class LeaderboardReport:
     def domains(self) -> list[str]:
         return leaderboard_domains(self.rows)
 
+    def row_outcomes(self, row: LeaderboardRow) -> list[Outcome]:
+        """The outcomes behind ``row`` (kept only with ``by``)."""
+        return self.outcomes.get(id(row), [])
 
-def build_leaderboard(
-    files: list[Path],
-    protocol: Protocol,
+    def row_breakdowns(self, row: LeaderboardRow) -> dict[str, Any]:
+        """The breakdowns asked for (``by``), in that order, over the outcomes behind ``row``."""
+        return breakdowns(self.row_outcomes(row), self.by)
+
+
+def leaderboard(
+    sources: Sources,
+    options: ScoringOptions,
     *,
-    run_folders: Sequence[Path] = (),
-    runs: str = "all",
     pass_hat_k: bool = False,
     by: Sequence[str] = (),
-    tasks: Iterable[Task] | None = None,
-    credit_cards: CardChoice | None = None,
-    justify_refusal: bool = False,
-    compare_protocols: bool = False,
-    min_cases: int = DEFAULT_MIN_CASES,
+    compare: bool = False,
     no_verify: bool = False,
-    rank_by: str = "pass",
-    progress: Callable[[str], None] | None = None,
-    on_problem: Callable[[str], None] | None = None,
-) -> LeaderboardReport:
-    """Score every run of every record of ``files`` and read the stored verdicts of ``run_folders``
-    (a row's rate is the mean pass rate over all its runs; ``runs="first"``: each task's first run
-    only, as the published table counted), add the refuse-all floor (and with ``no_verify`` the
-    no-verify one) played on the sources' own tasks (``sopbench.runner.baselines.source_baselines``: a run
-    folder's manifest, a trajectory file's records; ``tasks`` when the user named task files), and
-    with ``compare_protocols`` score the first run of every record under both protocols and each
-    quirk toggled alone (``progress`` is called once per file for each pass). When a source's
-    tasks cannot be found the floors show why instead of a figure, and ``on_problem`` hears it."""
+    progress: Progress | None = None,
+    on_problem: ProblemSink | None = None,
+) -> Leaderboard:
+    """Read the stored verdicts of ``sources.run_folders`` and score every run of every record of
+    ``sources.files`` (a row's rate is the mean pass rate over its runs; ``options.runs`` "first":
+    each task's first run only, as the published table counted), add the refuse-all floor (and with
+    ``no_verify`` the no-verify one) played on the sources' own tasks or ``options.floor_tasks``,
+    rank the rows (``options.rank_by``, ``options.min_cases``), keep the outcomes behind each row
+    for the breakdowns ``by``, and with ``compare`` score the first run of every record under both
+    protocols and each quirk toggled alone (``progress`` is called once per file for each pass).
+    When a source's tasks cannot be found the floors show why instead of a figure, and
+    ``on_problem`` hears it."""
+    protocol = options.protocol
     scoring = ScoringReport()
     scores = scores_of_run_folders(
-        run_folders, protocol, on_problem, progress=progress, first_runs_only=runs == "first"
+        sources.run_folders, protocol, on_problem, progress=progress, first_runs_only=options.first_runs_only
     )
     without_runs: list[tuple[str, int]] = []
     # Rows are keyed by the file's path as found, so that files of one configuration in two
@@ -107,31 +115,25 @@ def build_leaderboard(
     scores += [
         replace(score, source=file.as_posix())
         for file, score in score_files(
-            files,
+            sources.files,
             protocol,
             scoring,
             without_runs,
-            runs=runs,
-            credit_cards=credit_cards,
-            justify_refusal=justify_refusal,
+            runs=options.runs,
+            credit_cards=options.credit_cards,
+            justify_refusal=options.justify_refusal,
             progress=progress,
             on_problem=on_problem,
         )
     ]
-    source = "the task files given" if tasks is not None else "the sources' own tasks"
     floor_names: tuple[str, ...] = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]
-    baselines = source_baselines(
-        floor_sources(scores),
-        run_folders,
-        protocol,
-        names=floor_names,
-        tasks=None if tasks is None else list(tasks),
-        justify_refusal=justify_refusal,
-    )
+    baselines = floors_beside(floor_sources(scores), sources, options, floor_names)
     if baselines.unavailable is not None and on_problem is not None:
         on_problem(f"refuse-all and no-verify not shown: {baselines.unavailable}")
     floors = {name: value for name, value in baseline_rows(baselines).items() if name in floor_names}
-    rows = leaderboard(scores, floors=floors, min_cases=min_cases, first_run_only=False, rank_by=rank_by)
+    rows = ranked_rows(
+        scores, floors=floors, min_cases=options.min_cases, first_run_only=False, rank_by=options.rank_by
+    )
     outcomes: dict[int, list[Outcome]] = {}
     if by:
         # Each source (a file or a run folder) is behind exactly one row.
@@ -152,48 +154,61 @@ def build_leaderboard(
                         f"{', '.join(names)}: several files for {domain} in one row ({row.model}); pooled"
                     )
     comparison = None
-    if compare_protocols:
-        comparison = compare_files(files, credit_cards=credit_cards, progress=progress)
+    if compare:
+        comparison = compare_protocols(
+            list(sources.files), credit_cards=options.credit_cards, progress=progress
+        )
         if on_problem is not None:
             for problem in comparison.errors:
                 if problem not in scoring.errors:
                     on_problem(problem)
-    return LeaderboardReport(
+    return Leaderboard(
         rows=rows,
         protocol=str(protocol),
-        justified=justify_refusal,
-        min_cases=min_cases,
-        comparison=comparison,
-        baseline_tasks=source,
-        baselines_unavailable=baselines.unavailable,
-        rank_by=rank_by,
-        records_without_runs=without_runs,
+        justified=options.justify_refusal,
         pass_hat_k=pass_hat_k,
         by=by,
         outcomes=outcomes,
+        min_cases=options.min_cases,
+        comparison=comparison,
+        baseline_tasks=options.floor_tasks_source,
+        baselines_unavailable=baselines.unavailable,
+        rank_by=options.rank_by,
+        records_without_runs=without_runs,
         scores=scores,
     )
 
 
-DEFAULT_USERS = (None, "none", "default")
+def report_leaderboard(
+    sources: Sources,
+    options: ScoringOptions,
+    *,
+    progress: Progress | None = None,
+    on_problem: ProblemSink | None = None,
+) -> Leaderboard:
+    """The leaderboard ``sopbench report`` lays out: with pass^k, every breakdown, and both floors
+    (refuse-all and no-verify, the no-verify agent played here, not by the renderer)."""
+    return leaderboard(
+        sources,
+        options,
+        pass_hat_k=True,
+        by=BREAKDOWN_ORDER,
+        no_verify=True,
+        progress=progress,
+        on_problem=on_problem,
+    )
 
 
-def floor_sources(scores: Sequence[RunScore]) -> list[RunScore]:
-    """The scores whose tasks the floors are played on: those of the configurations with the
-    default user when there are any. A published adversarial-user file holds other tasks (the same
-    requests, pressed by the user), which would otherwise be pooled into the floors' Overall."""
-    return [s for s in scores if s.config.user in DEFAULT_USERS] or list(scores)
-
-
-def compare_files(
+def compare_protocols(
     files: list[Path],
     *,
     credit_cards: CardChoice | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> Comparison:
-    """``sopbench.scoring.compare`` over the first run of each record, with a call per file."""
+    """Sound against sopbench, and each quirk toggled alone (``sopbench.scoring.compare``), over the
+    first run of each record of ``files``, with a call to ``progress`` per file."""
     if progress is None:
-        return compare(files, credit_cards=credit_cards, first_run_only=True)
+        return compare_quirks(files, credit_cards=credit_cards, first_run_only=True)
 
     def choose_and_tell(path: Path) -> str | None:
         # compare() asks for the card reading once per loaded file, just before scoring it: the
@@ -201,4 +216,4 @@ def compare_files(
         progress(f"{path.parent.name}/{path.name}")
         return credit_cards(path) if credit_cards is not None else None
 
-    return compare(files, credit_cards=choose_and_tell, first_run_only=True)
+    return compare_quirks(files, credit_cards=choose_and_tell, first_run_only=True)
