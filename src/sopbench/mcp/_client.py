@@ -35,7 +35,15 @@ from sopbench.agents import (
 )
 from sopbench.domains import EXIT_TOOL, is_no_action
 from sopbench.runner import RunSpec, read_run
-from sopbench.runner.episode import AgentContractError, Episode, EpisodePlayer, PlayedEpisode, episode_setup
+from sopbench.runner.episode import (
+    AgentContractError,
+    Episode,
+    EpisodePlayer,
+    EpisodeResult,
+    PlayedEpisode,
+    episode_row,
+    episode_setup,
+)
 
 from ._tools import ARGUMENTS_META, ASK_USER, ENDED_META, STRICT_META, openai_schema
 
@@ -43,7 +51,7 @@ from ._tools import ARGUMENTS_META, ASK_USER, ENDED_META, STRICT_META, openai_sc
 def server_argv(config: RunSpec, episode: Episode, output: Path) -> list[str]:
     """The command line of the server that plays ``episode`` into ``output``."""
     argv = [
-        sys.executable, "-m", "sopbench", "mcp", "serve",
+        sys.executable, "-m", "sopbench.cli", "mcp", "serve",
         "--domain", episode.task.domain,
         "--tasks", str(config.tasks_path),
         "--task", episode.task_id,
@@ -98,8 +106,10 @@ async def play_via_mcp(
             except Exception as exc:  # noqa: BLE001
                 driver.failure = driver.failure or f"closing failed: {type(exc).__name__}: {exc}"
         rows = list(read_run(output, records=False).rows) if (output / "results.sqlite").is_file() else []
-    if not rows:
-        raise RuntimeError(f"sopbench mcp serve stored no episode for {episode.task_id} ({driver.failure})")
+    if not rows:  # the server did not start, or died: this episode's infrastructure failed
+        result = EpisodeResult(status="infra_error", end="infra_error")
+        result.reason = f"sopbench mcp serve stored no episode ({driver.failure or 'no reason given'})"
+        return PlayedEpisode(episode_row(config, episode, result, agent, attempts), agent.shown())
     row = dataclasses.replace(
         rows[0],
         agent=config.agent,

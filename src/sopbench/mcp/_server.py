@@ -165,7 +165,8 @@ class EpisodeServer:
             message = arguments.get("message")
             text = message if isinstance(message, str) else "" if message is None else json.dumps(message)
             return _result(await served.submit(ASK_USER, text))
-        raw = (params.meta.model_extra or {}).get(ARGUMENTS_META) if params.meta is not None else None
+        meta = params.meta if isinstance(params.meta, dict) else getattr(params.meta, "model_extra", None) or {}
+        raw = meta.get(ARGUMENTS_META)
         text = raw if isinstance(raw, str) else json.dumps(arguments)
         return _result(await served.submit(params.name, text))
 
