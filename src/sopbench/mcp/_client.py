@@ -20,10 +20,12 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from mcp import StdioServerParameters
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
+from mcp_types import RequestParamsMeta
 
 from sopbench.agents import (
     Agent,
@@ -92,8 +94,9 @@ async def play_via_mcp(
         agent = agent_factory(config.agent)(**config.agent_options.arguments())
         driver = _Driver(config, episode, agent)
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        errlog = open(Path(folder) / "server.log", "w+")  # noqa: SIM115 - closed with the folder
         try:
-            await asyncio.wait_for(driver.drive(params), config.episode_timeout)
+            await asyncio.wait_for(driver.drive(params, errlog), config.episode_timeout)
         except (AgentRequestError, AgentContractError):
             raise
         except TimeoutError:
@@ -105,7 +108,12 @@ async def play_via_mcp(
                 await agent.close()
             except Exception as exc:  # noqa: BLE001
                 driver.failure = driver.failure or f"closing failed: {type(exc).__name__}: {exc}"
+        errlog.seek(0)
+        said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+        errlog.close()
         rows = list(read_run(output, records=False).rows) if (output / "results.sqlite").is_file() else []
+        if not rows and said:
+            driver.failure = f"{driver.failure or 'no episode'}; the server said: {said[-1]}"
     if not rows:  # the server did not start, or died: this episode's infrastructure failed
         result = EpisodeResult(status="infra_error", end="infra_error")
         result.reason = f"sopbench mcp serve stored no episode ({driver.failure or 'no reason given'})"
@@ -136,8 +144,9 @@ class _Driver:
         self.steps = 0
         self.failure: str | None = None
 
-    async def drive(self, params: StdioServerParameters) -> None:
-        async with Client(params, mode="legacy") as client:
+    async def drive(self, params: StdioServerParameters, errlog: TextIO) -> None:
+        # The server's stderr goes to ``errlog`` (its lines would interleave with the run's progress).
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             listed = (await client.list_tools()).tools
             prompt = await client.get_prompt("task")
             opening = prompt.messages[-1].content
@@ -191,7 +200,7 @@ class _Driver:
                 }
             )
             result = await client.call_tool(
-                call.name, _arguments(call.arguments), meta={ARGUMENTS_META: call.arguments}
+                call.name, _arguments(call.arguments), meta=_meta(call.arguments)
             )
             if call.name == EXIT_TOOL or _ended(result):
                 return True
@@ -206,6 +215,11 @@ def _arguments(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _meta(arguments: str) -> RequestParamsMeta:
+    """The call's ``_meta``: its arguments as the agent wrote them (the server keeps them as they are)."""
+    return cast(RequestParamsMeta, {ARGUMENTS_META: arguments})
 
 
 def _text(result: Any) -> str:
