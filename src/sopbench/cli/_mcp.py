@@ -113,20 +113,18 @@ def mcp_serve(
         raise UserError("give --task ID or --all (one of them)")
     if run is not None and task is None:
         raise UserError("--run N goes with --task ID")
-    try:
-        import sopbench.mcp as served
-    except ImportError as exc:  # pragma: no cover - the package itself has no third-party import
-        raise UserError(str(exc)) from None
+    if tasks is not None and str(tasks) == "generated":
+        tasks = None
+    _declare_paths(job, output, tasks, trajectories=None, user_script=user_script)
+    import sopbench.mcp as served
+
     if not served.available():
         raise UserError("sopbench mcp serve needs the mcp extra: pip install 'sopbench[mcp]'")
     _import_plugins(plugin)
-    if tasks is not None and str(tasks) == "generated":
-        tasks = None
     if tasks is None:
         _check_published_domains(domain)
     if "," in domain or domain == "all":
         raise UserError(f"--domain {domain}: give one domain (one server per domain)")
-    _declare_paths(job, output, tasks, trajectories=None, user_script=user_script)
     user_options = merged_options("user", _given(
         base_url=user_base_url, model=user_model, api_key_env=user_api_key_env,
         script=None if user_script is None else str(user_script),
