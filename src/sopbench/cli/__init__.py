@@ -5,7 +5,7 @@ library function (the verbs that read results: ``sopbench.results``), then print
 
 One module per verb or family of verbs: ``_diagnose``, ``_replay``, ``_score`` (evaluate,
 leaderboard, compare, quirks), ``_generate``, ``_run``, ``_sweep``, ``_export``, ``_report``,
-``_view``, ``_local`` (serve-local), ``_data`` (data fetch), ``_next`` (what a verb suggests next); shared option types and checks in ``_options``, what verbs
+``_view``, ``_local`` (serve-local), ``_data`` (data fetch), ``_mcp`` (mcp serve), ``_next`` (what a verb suggests next); shared option types and checks in ``_options``, what verbs
 read and the JSON Lines they write in ``_sources``, progress of the long verbs in ``_progress``, the
 contract in ``_job`` and ``_contract``.
 """
@@ -20,7 +20,7 @@ import typer
 # Each verb module registers its commands on import: the help lists them in this order.
 from . import _diagnose, _replay, _score  # noqa: F401
 from . import _generate, _run, _sweep  # noqa: F401
-from . import _export, _report, _view, _local, _data  # noqa: F401
+from . import _export, _report, _view, _local, _data, _mcp  # noqa: F401
 
 # isort: on
 from ._app import app

@@ -56,6 +56,7 @@ from ._run_options import (
     UserRequestTimeout,
     UserScript,
     UserTemperature,
+    Via,
     Wide,
     merged_options,
     options_message,
@@ -114,6 +115,7 @@ def run(
     default_sop: DefaultSop = None,
     no_action: NoAction = None,
     plugin: PluginOption = None,
+    via: Via = "direct",
     as_json: AsJson = False,
     wide: Wide = False,
 ) -> None:
@@ -154,9 +156,9 @@ def run(
         concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
         max_actions=max_actions, episode_timeout=SEND_NONE if people else episode_timeout, env_mode=env_mode,
         shuffle_tools=shuffle_tools, constraint_format=constraint_format, default_sop=default_sop,
-        no_action=no_action),
+        no_action=no_action, via=None if via == "direct" else via),
     )  # fmt: skip
-    report = _play(job, spec, show_progress=not people)  # no bar under a person's prompts
+    report = _play(job, spec, show_progress=not people, player=_player(spec))  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
     _show_run(job, report, model or agent, as_json, wide=wide)
@@ -212,7 +214,20 @@ def run_spec(**settings: Any) -> RunSpec:
         raise UserError(_first_error(exc)) from None
 
 
-def _play(job: Job, config: RunSpec, *, show_progress: bool) -> RunReport:
+def _player(spec: RunSpec) -> Any:
+    """The episode player of ``--via``: None (in process) or the MCP client of ``sopbench.mcp``."""
+    if spec.via == "direct":
+        return None
+    import sopbench.mcp
+
+    if spec.agent == "human" or spec.user == "human":
+        raise UserError("--via mcp: a human seat plays in this terminal; use --via direct")
+    if not sopbench.mcp.available():
+        raise UserError("--via mcp needs the mcp extra: pip install 'sopbench[mcp]'")
+    return sopbench.mcp.mcp_player()
+
+
+def _play(job: Job, config: RunSpec, *, show_progress: bool, player: Any = None) -> RunReport:
     """Every episode of ``config``, with the progress on stderr; the generated task set is built
     first (with its own progress bar) when no --tasks is given, once every option is checked."""
     from sopbench.runner import RunSpecError, StoreError
@@ -223,7 +238,7 @@ def _play(job: Job, config: RunSpec, *, show_progress: bool) -> RunReport:
         if config.tasks is None:
             default_task_set(job)  # built now; the run plays it (tasks None)
         with EpisodeProgress(job, show=show_progress) as progress:
-            return run_agents(config, progress=progress.update)
+            return run_agents(config, progress=progress.update, player=player)
     except NoTaskToPlay as exc:  # no run folder was made
         raise UserError(f"{exc}; no run folder was made", EXIT_PARTIAL, kind="nothing to do") from None
     except (RunSpecError, StoreError) as exc:

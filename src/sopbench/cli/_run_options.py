@@ -195,6 +195,14 @@ AgentOptionPairs = Annotated[
         help="Any option of the agent, a plugin's included (repeatable); VALUE is read as JSON, else as text.",
     ),
 ]
+Via = Annotated[
+    str,
+    typer.Option(
+        metavar="direct|mcp",
+        help="How the agent reaches its episodes: direct (in process) or mcp (an MCP client session "
+        "against `sopbench mcp serve` over stdio, per episode; needs the mcp extra).",
+    ),
+]
 UserOptionPairs = Annotated[
     list[str] | None,
     typer.Option(

@@ -25,11 +25,15 @@ async def play_episode(
     user: User,
     limits: Limits,
     timeout: float | None,
+    *,
+    result: EpisodeResult | None = None,
 ) -> EpisodeResult:
-    """``run_episode`` bounded by ``timeout`` seconds (this module's docstring). A timed-out episode is an
-    ``infra_error`` that keeps its transcript, usage and the request it was waiting on."""
+    """``run_episode`` bounded by ``timeout`` seconds (this module's docstring), into ``result`` (a
+    fresh one by default) as it goes. A timed-out episode is an ``infra_error`` that keeps its
+    transcript, usage and the request it was waiting on."""
     started = time.perf_counter()
-    result = EpisodeResult(status="completed", end="max_turns")
+    if result is None:
+        result = EpisodeResult(status="completed", end="max_turns")
     episode = run_episode(setup, agent, user, limits, result=result)
     try:
         if _cooperative(agent) and _cooperative(user):

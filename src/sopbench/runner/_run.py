@@ -272,6 +272,13 @@ def _run_many(
     shared_limits: Mapping[str, int],
     limited_by: Sequence[Sequence[str]] | None,
 ) -> list[tuple[RunReport, list[tuple[Task, str]]]]:
+    if player is None:
+        for config in configs:
+            if config.via != "direct":
+                raise RunSpecError(
+                    f"via {config.via!r}: the episodes are played by sopbench.mcp's player "
+                    "(`sopbench run --via mcp`, or run(spec, player=sopbench.mcp.mcp_player()))"
+                )
     shared = dict(shared_limits)
     limits = {**shared, **{f"configuration {i}": c.concurrency for i, c in enumerate(configs)}}
     tasks: dict[str, list[tuple[Task, str]]] = {}  # one selection per task set, domains and limit
@@ -283,16 +290,9 @@ def _run_many(
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
             if not selected:  # refused before its folder is made or bound to no task
                 raise NoTaskToPlay(f"{config.tasks_path} holds no task to play ({', '.join(config.domains)})")
-            task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
-            episodes = plan_episodes(config, selected)
-            if (config.output / STORE_NAME).is_file():
-                open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
-            stack.enter_context(RunLock(config.output))
-            manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
-            store = Store.for_run(config.output)
-            stack.callback(store.close)
-            store.record_manifest(manifest, played)
-            done = {key for key, f in store.finished().items() if f.status == "completed" and key in episodes}
+            folder = open_run_folder(stack, config, selected)
+            task_set, episodes, store = folder.task_set, folder.episodes, folder.store
+            done = folder.done()
             todo.append(
                 _Lane((e for e in episodes if (e.task_id, e.run) not in done), len(episodes) - len(done))
             )
@@ -319,6 +319,38 @@ def _run_many(
         named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
         raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
+
+
+@dataclass
+class RunFolder:
+    """A run folder claimed for writing: its task set, its plan and its open store (the folder's
+    lock held until the ``ExitStack`` it was opened on closes)."""
+
+    task_set: TaskSet
+    episodes: Plan
+    store: Store
+
+    def done(self) -> set[tuple[str, int]]:
+        """The episodes of the plan the store holds as completed (a resume skips them)."""
+        finished = self.store.finished().items()
+        return {key for key, f in finished if f.status == "completed" and key in self.episodes}
+
+
+def open_run_folder(stack: ExitStack, config: RunSpec, selected: list[tuple[Task, str]]) -> RunFolder:
+    """Claim ``config.output`` for writing the episodes of ``selected``, as ``run`` does: a foreign
+    store is refused, the one-writer lock is taken and the manifest checked (``StoreError`` when the
+    folder holds another run, left as it was) and recorded. The lock and the store are released
+    when ``stack`` closes. For front ends that play episodes themselves (``sopbench mcp serve``)."""
+    task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
+    episodes = plan_episodes(config, selected)
+    if (config.output / STORE_NAME).is_file():
+        open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
+    stack.enter_context(RunLock(config.output))
+    manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
+    store = Store.for_run(config.output)
+    stack.callback(store.close)
+    store.record_manifest(manifest, played)
+    return RunFolder(task_set, episodes, store)
 
 
 def _sum(jobs: list[_Job]) -> Progress:

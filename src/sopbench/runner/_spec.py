@@ -38,6 +38,7 @@ class RunSpecError(ValueError):
 # not at its default (a setting added after folders were written, so that they still resume),
 # ``never`` (how the run is carried out: where, how fast, how much of it).
 IdentityMark = Literal["always", "changed", "never"]
+Via = Literal["direct", "mcp"]
 
 MAX_RUNS = 1000
 """Runs per task a run may ask for (``--runs``, a sweep's ``runs``): pass^k is read for k <= 16,
@@ -90,6 +91,10 @@ class RunSpec(BaseModel):
     max_actions: int = setting(MAX_CALLS, identity="always", ge=1)  # answered tool calls
     episode_timeout: float | None = setting(EPISODE_TIMEOUT_S, identity="never", gt=0)  # None: no limit
     baselines: bool = setting(True, identity="never")  # refuse-all and no-verify on the same tasks
+    # How the agent reaches the episode: ``direct`` (in process) or ``mcp`` (through a real MCP client
+    # session against ``sopbench mcp serve`` over stdio, docs/mcp.md). Not identity: it is how a run
+    # is carried out, and the parity test holds its verdicts equal to direct ones on every task.
+    via: Via = setting("direct", identity="never")
     # The published ablations, the runtime guard and the no-action reading (docs/runner.md).
     environment: Environment = setting(DEFAULT_ENVIRONMENT, identity="changed")
 

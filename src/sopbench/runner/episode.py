@@ -3,12 +3,13 @@ its scoring and record, and the row a remote worker sends back. For front ends t
 themselves (the Inspect task, a Ray worker) and for tests; ``sopbench.runner.run`` does all of it.
 """
 
+from ._bounded import play_episode as play_bounded
 from ._desk import ExecutedCall
-from ._episode import EpisodeResult, run_episode
-from ._plan import Episode, episode_seed, select_tasks
+from ._episode import AgentContractError, EpisodeResult, run_episode
+from ._plan import Episode, Plan, episode_seed, select_tasks
 from ._record import episode_record, record_json
 from ._row import never_replied, row_of_score, score_metadata
-from ._scored import EpisodePlayer, PlayedEpisode, play, play_row, row_score, verdict_column
+from ._scored import EpisodePlayer, PlayedEpisode, episode_row, play, play_row, row_score, verdict_column
 from ._scoring import EpisodeScores, score_finished_episode
 from ._setup import episode_setup, tool_schema
 
@@ -16,7 +17,9 @@ __all__ = [
     "episode_setup",
     "tool_schema",
     "run_episode",
+    "play_bounded",
     "EpisodeResult",
+    "AgentContractError",
     "ExecutedCall",
     "play",
     "score_finished_episode",
@@ -24,9 +27,11 @@ __all__ = [
     "episode_record",
     "record_json",
     "Episode",
+    "Plan",
     "episode_seed",
     "select_tasks",
     "play_row",
+    "episode_row",
     "PlayedEpisode",
     "EpisodePlayer",
     "row_score",

@@ -1,0 +1,69 @@
+"""sopbench over the Model Context Protocol (the optional extra ``pip install 'sopbench[mcp]'``).
+
+``sopbench mcp serve`` serves a run folder's episodes to any MCP client, one episode per session:
+the session's tools are ``run``'s offered tools (same names, schemas, descriptions) plus
+``ask_user``, through which the agent talks to the simulated user; its instructions and its prompt
+``task`` are the SOP instructions and the user's opening message. Each episode is played by the
+runner's own loop, scored by the same evaluator and stored in the folder's store under the same
+manifest, lock and resume rules as ``sopbench run`` (docs/mcp.md).
+
+``sopbench run --via mcp`` drives one of sopbench's agents through a real MCP client session
+against ``sopbench mcp serve`` over stdio (``mcp_player``): the parity proof.
+
+Only this package imports ``mcp``: the names below that need it load on first use (an
+``ImportError`` naming the extra when it is absent); the rest load without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._episode import AGENT_NAME, Answer, ServedEpisode, SessionAgent
+from ._tools import ASK_USER, ASK_USER_SCHEMA, listed_tools, mcp_tool, openai_schema
+
+_LAZY = {
+    "EpisodeServer": "_server",
+    "ServeReport": "_server",
+    "run_server": "_server",
+    "session_key": "_server",
+    "mcp_player": "_client",
+    "play_via_mcp": "_client",
+    "server_argv": "_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    try:
+        loaded = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as exc:
+        if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types", "uvicorn"):
+            raise ImportError(f"sopbench.mcp.{name} needs the mcp extra: pip install 'sopbench[mcp]'") from exc
+        raise
+    return getattr(loaded, name)
+
+
+def available() -> bool:
+    """Whether the MCP SDK (the extra ``mcp``) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("mcp_types") is not None
+
+
+__all__ = [
+    "AGENT_NAME",
+    "ASK_USER",
+    "ASK_USER_SCHEMA",
+    "Answer",
+    "ServedEpisode",
+    "SessionAgent",
+    "available",
+    "listed_tools",
+    "mcp_tool",
+    "openai_schema",
+    *_LAZY,
+]
