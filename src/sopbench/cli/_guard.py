@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,6 +14,10 @@ from ._contract import verb
 from ._job import EXIT_PARTIAL, UserError, current_job, err_console
 from ._options import published_tasks
 from ._progress import default_task_set
+
+if TYPE_CHECKING:
+    from sopbench.guard import Guard
+    from sopbench.tasks import Task
 
 guard_app = typer.Typer(
     name="guard",
@@ -110,7 +114,7 @@ def proxy(
     command = list(upstream or [])
     if not command:
         raise UserError("no upstream command: give the MCP server's command after -- (see --help)")
-    guard = _guard(job, sop, domain, task, tasks)
+    guard = _guard(sop, domain, task, tasks)
     try:
         from sopbench.guard_proxy import UpstreamFailed, run_proxy
     except ImportError as exc:
@@ -146,7 +150,7 @@ def proxy(
         raise UserError(f"the upstream server exited mid-session ({report.upstream_exited})", EXIT_PARTIAL)
 
 
-def _guard(job: object, sop: Path | None, domain: str | None, task: str | None, tasks: Path | None):  # type: ignore[no-untyped-def]
+def _guard(sop: Path | None, domain: str | None, task: str | None, tasks: Path | None) -> Guard:
     """The guard the options name: an SOP file, a domain's catalogue, or one task's SOPs."""
     from sopbench.guard import Guard
     from sopbench.tasks import LoadError
@@ -174,7 +178,7 @@ def _domain(name: str) -> str:
     return name
 
 
-def _task(task_id: str, domain: str | None, tasks: Path | None):  # type: ignore[no-untyped-def]
+def _task(task_id: str, domain: str | None, tasks: Path | None) -> Task:
     from sopbench.tasks import LoadError, load_tasks, task_file, task_ids
 
     match = _TASK_ID.match(task_id.strip())

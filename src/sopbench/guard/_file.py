@@ -100,7 +100,7 @@ def _field_of(path: str, actions: list[str]) -> str:
     the file (``rules[0].constraints[1]``)."""
     for i, action in enumerate(actions):
         if path.startswith(action + "."):
-            return f"rules[{i}]{path[len(action):]}"
+            return f"rules[{i}]{path[len(action) :]}"
     return path
 
 

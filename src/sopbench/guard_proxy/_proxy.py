@@ -19,6 +19,7 @@ later calls are logged as not run, and the proxy ends (``ProxyReport.upstream_ex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -122,7 +123,9 @@ async def _serve(
             raise
         why = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
         decisions.event("end", **decisions.counts.as_dict(), upstream="did not start")
-        raise UpstreamFailed(f"the upstream command {shlex.join(command)} could not be started ({why})") from None
+        raise UpstreamFailed(
+            f"the upstream command {shlex.join(command)} could not be started ({why})"
+        ) from None
     counts = decisions.counts
     decisions.event("end", **counts.as_dict(), upstream_exited=proxy.gone)
     return ProxyReport(counts.as_dict(), tuple(counts.problems), proxy.gone)
@@ -193,10 +196,9 @@ class _Proxy:
             future.set_result(CANCELLED)  # no answer will come (the upstream stops or ignores it)
 
     async def _to_upstream(self, up_write: Any, message: Any) -> None:
-        try:
+        # The upstream may be gone: _from_upstream answers what waits for it.
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await up_write.send(SessionMessage(message))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the upstream is gone: _from_upstream answers what waits for it
 
     # -- the calls, one at a time ---------------------------------------------------------------------
     async def _run_calls(self, up_write: Any) -> None:
@@ -209,7 +211,8 @@ class _Proxy:
 
     async def _call(self, request: types.JSONRPCRequest, up_write: Any) -> None:
         params = request.params or {}
-        name, arguments = params.get("name"), params.get("arguments")
+        name: Any = params.get("name")
+        arguments: Any = params.get("arguments")
         arguments = {} if arguments is None else arguments
         key = _key(request.id)
         why = _invalid(name, arguments)
@@ -291,10 +294,8 @@ def _read_lines(
     None at the end), from a daemon thread: a blocked read never keeps the process from ending."""
 
     def put(line: bytes | int | None) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the proxy has ended
             loop.call_soon_threadsafe(lines.put_nowait, line)
-        except RuntimeError:
-            pass  # the proxy has ended
 
     def read() -> None:
         try:
@@ -348,8 +349,8 @@ def _observed(answer: Any) -> tuple[Any, bool, str]:
             structured = tuple(structured)  # a (success, value) pair
         return structured, not failed, TOOL_ERROR if failed else OK
     content = result.get("content")
-    texts = [
-        block.get("text")
+    texts: list[str] = [
+        block["text"]
         for block in (content if isinstance(content, list) else [])
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
     ]
