@@ -31,7 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sopbench._io import FieldError, LoadError, StrPath, at, expect, optional, read_json, required
+from sopbench._io import FieldError, LoadError, StrPath, at, expect, json_type, optional, read_json, required
 from sopbench.constraints import ConstraintError, Expr, Rule, Sop, parse
 
 FIELDS = ("rules", "verifiers", "goal")
@@ -45,12 +45,13 @@ def read_sop_file(path: StrPath) -> tuple[Sop, str | None]:
     try:
         return sop_from_json(document)
     except FieldError as exc:
-        raise LoadError(exc.message, file=path, field=exc.field) from None
+        raise LoadError(exc.message, file=path, field=exc.field or None) from None
 
 
 def sop_from_json(document: Any) -> tuple[Sop, str | None]:
     """An SOP catalogue and goal from a decoded SOP file; ``FieldError`` locating what is wrong."""
-    expect(document, dict, "the document")
+    if not isinstance(document, dict):
+        raise FieldError("", f'expected an object with "rules", got {json_type(document)}')
     _no_unknown(document, FIELDS, "")
     rules: dict[str, Rule] = {}
     for i, item in enumerate(required(document, "rules", list, "")):
