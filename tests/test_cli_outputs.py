@@ -83,6 +83,7 @@ VERBS = (
     Row("serve-local", ("--model-path", "model.gguf", "--port", "0"), ("model.gguf",)),
     Row("data fetch", ("--domain", "bank", "--from", "http://127.0.0.1:9"), ()),  # writes the user cache
     Row("local build", ("--cache", "wheels"), ()),  # writes a wheel folder under --cache
+    Row("guard proxy", ("--domain", "bank"), ()),  # its --log: tests/guard/test_sop_file.py
 )
 
 # A character device (a sandbox may have replaced /dev/null with a plain file).

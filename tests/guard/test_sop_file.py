@@ -138,3 +138,31 @@ def test_the_proxy_s_usage_errors_are_one_line(options: list[str], message: str)
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(message)
+
+
+def test_the_decision_log_never_replaces_an_input(tmp_path: Path) -> None:
+    path = tmp_path / "sop.json"
+    path.write_text(json.dumps(RULES))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "guard",
+            "proxy",
+            "--sop",
+            str(path),
+            "--log",
+            str(path),
+            "--",
+            "x",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: --log {path}")
+    assert json.loads(path.read_text()) == RULES

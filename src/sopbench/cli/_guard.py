@@ -126,6 +126,7 @@ def proxy(
             sink = open(log, "ab")  # noqa: SIM115 - appended to line by line while the proxy runs
         except OSError as exc:
             raise UserError(f"--log {log}: cannot write ({exc.strerror or exc})") from None
+        job.written.append(str(log))  # appended to as it goes: never left half-written
     else:
         sink = sys.stderr.buffer
     job.finish("the proxy was stopped")
