@@ -84,6 +84,7 @@ VERBS = (
     Row("data fetch", ("--domain", "bank", "--from", "http://127.0.0.1:9"), ()),  # writes the user cache
     Row("local build", ("--cache", "wheels"), ()),  # writes a wheel folder under --cache
     Row("mcp serve", ("--domain", "bank", "--all", "--tasks", "T"), (TASK_FILE,), {"--output": "served"}),
+    Row("guard proxy", ("--domain", "bank"), ()),  # its --log: tests/guard/test_sop_file.py
 )
 
 # A character device (a sandbox may have replaced /dev/null with a plain file).

@@ -20,6 +20,7 @@ as after none.
 from sopbench.evaluation import ToolCall
 
 from ._decision import Decision, ObservedFacts, Refused, Unmet, observed_truth
+from ._file import read_sop_file, sop_from_json
 from ._guard import Guard
 from ._session import GuardSession
 from ._wrap import execute_tool_calls, guard_tool
@@ -35,4 +36,6 @@ __all__ = [
     "execute_tool_calls",
     "guard_tool",
     "observed_truth",
+    "read_sop_file",
+    "sop_from_json",
 ]

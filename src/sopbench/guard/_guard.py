@@ -11,6 +11,7 @@ conversation grows.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +22,7 @@ from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
 from ._decision import Decision, checked_call, decide, observed_truth
+from ._file import read_sop_file
 from ._session import GuardSession
 from ._wrap import History, guard_tool
 
@@ -54,6 +56,13 @@ class Guard:
         """A guard over your own rules; ``verifiers`` says which helpers verify a named constraint
         (``None``: an argument check that needs no helper); a single without one is itself a helper."""
         return cls(Sop({rule.action: rule for rule in rules}, dict(verifiers or {})))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Guard:
+        """A guard over the rules of an SOP file (JSON: see ``docs/guard.md``); ``LoadError`` (one
+        line naming the file and the place) when it cannot be used."""
+        sop, goal = read_sop_file(path)
+        return cls(sop, goal=goal)
 
     @classmethod
     def for_domain(cls, domain: str) -> Guard:
