@@ -11,7 +11,7 @@ from ._app import app
 from ._contract import verb
 from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
 from ._next import next_steps
-from ._options import AsJson, price_table_of, what_is
+from ._options import AsJson, choice, price_table_of, what_is
 from ._progress import EpisodeProgress, default_task_set
 from ._run_options import (
     AgentOption,
@@ -19,6 +19,8 @@ from ._run_options import (
     ApiKeyEnv,
     Baselines,
     BaseUrl,
+    CacheModeOption,
+    CacheOption,
     CompactTools,
     Concurrency,
     ConstraintFormat,
@@ -113,6 +115,8 @@ def run(
     constraint_format: ConstraintFormat = None,
     default_sop: DefaultSop = None,
     no_action: NoAction = None,
+    cache: CacheOption = None,
+    cache_mode: CacheModeOption = None,
     plugin: PluginOption = None,
     as_json: AsJson = False,
     wide: Wide = False,
@@ -133,6 +137,10 @@ def run(
         _check_published_domains(domain)
     price_table = price_table_of(prices)
     _declare_paths(job, output, tasks, trajectories=trajectories, user_script=user_script)
+    if cache_mode is not None:
+        choice("--cache-mode", cache_mode, CACHE_MODES)
+    if cache is not None:  # read and written by the run itself: no output of this verb may replace it
+        job.inputs([cache], "--cache", must_exist=False)
     people = "human" in (agent, user)  # a person plays a seat: one episode at a time, no time limit
     agent_options = merged_options("agent", _given(
         base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
@@ -154,7 +162,7 @@ def run(
         concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
         max_actions=max_actions, episode_timeout=SEND_NONE if people else episode_timeout, env_mode=env_mode,
         shuffle_tools=shuffle_tools, constraint_format=constraint_format, default_sop=default_sop,
-        no_action=no_action),
+        no_action=no_action, cache=cache, cache_mode=cache_mode),
     )  # fmt: skip
     report = _play(job, spec, show_progress=not people)  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
@@ -249,6 +257,7 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: b
             out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
+    _show_cache(job, report, as_json)
     for end, count in report.no_reply.items():
         job.problem(
             f"{count} episodes ended at the first request: {end} (the model never replied; not scored)",
@@ -276,7 +285,27 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: b
         job.nothing_to_do("no task matches --domain / --limit")
 
 
+CACHE_MODES = ("read-write", "replay", "off")  # sopbench.agents.openai.CACHE_MODES (not imported: slow)
+
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
+
+
+def _show_cache(job: Job, report: RunReport, as_json: bool) -> None:
+    """What the cache did (one line on stderr) and what went wrong with it (one line each)."""
+    cache = report.cache
+    if cache is None:
+        return
+    for problem in cache.problems:
+        job.problem(problem, kind="cache")
+    for note in cache.notes:
+        err_console().print(note, markup=False)
+    if not as_json:
+        err_console().print(
+            f"cache {cache.path} ({cache.mode}): {cache.hits} replies from the cache "
+            f"({cache.hit_prompt_tokens} + {cache.hit_completion_tokens} tokens not paid again), "
+            f"{cache.misses} not in it, {cache.recorded} recorded",
+            markup=False,
+        )
 
 
 def _temperature(text: str | None, option: str = "--temperature") -> object:

@@ -164,6 +164,26 @@ UserRequestTimeout = Annotated[
 UserScript = Annotated[
     Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
 ]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        metavar="PATH",
+        show_default=False,
+        help="Record every model reply (agent and llm user) in this SQLite file, created when missing, "
+        "and answer from it the requests it holds: an exact rerun at no cost. Not part of the run's identity.",
+    ),
+]
+CacheModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-mode",
+        metavar="MODE",
+        show_default=False,
+        help="read-write (the default with --cache: answer from the cache, record the rest), replay (never "
+        "touch the network: a request not recorded ends its episode as infra_error, saying what differs) or off.",
+    ),
+]
 Baselines = Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")]
 PricesOption = Annotated[
     Path | None,

@@ -33,8 +33,19 @@ if TYPE_CHECKING:
     from ._read import StoredRun
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
-# Timings a model agent's (and an llm user's) usage holds: exported apart, after latency_s.
-USAGE_TIMINGS = ("queue_s", "model_s")
+# What a model agent's (and an llm user's) usage holds about how its replies were obtained, not what
+# they were: requests sent (retries, timeouts), replies taken from the cache (``--cache``) and their
+# tokens, request times. Exported apart, after latency_s, and left out with ``--no-timings``: a
+# replay of a recorded run exports byte for byte what the recording did.
+USAGE_TIMINGS = (
+    "requests",
+    "timed_out_requests",
+    "cache_hits",
+    "cached_prompt_tokens",
+    "cached_completion_tokens",
+    "queue_s",
+    "model_s",
+)
 
 
 def export_line(

@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from sopbench.agents import Options, OptionsError, Side, agent_factory, user_factory, validate_options
+from sopbench.agents.openai import CacheMode
 from sopbench.domains import (
     DEFAULT_ENVIRONMENT,
     ENVIRONMENT_SETTINGS,
@@ -90,6 +91,9 @@ class RunSpec(BaseModel):
     max_actions: int = setting(MAX_CALLS, identity="always", ge=1)  # answered tool calls
     episode_timeout: float | None = setting(EPISODE_TIMEOUT_S, identity="never", gt=0)  # None: no limit
     baselines: bool = setting(True, identity="never")  # refuse-all and no-verify on the same tasks
+    # Recorded model replies (``--cache``, ``--cache-mode``): how the replies are obtained, never which.
+    cache: Path | None = setting(None, identity="never")
+    cache_mode: CacheMode | None = setting(None, identity="never")  # None: read-write with a cache
     # The published ablations, the runtime guard and the no-action reading (docs/runner.md).
     environment: Environment = setting(DEFAULT_ENVIRONMENT, identity="changed")
 
@@ -121,7 +125,16 @@ class RunSpec(BaseModel):
     def _consistent(self) -> RunSpec:
         if self.tool_list == "oracle" and self.environment.default_sop != "full":
             raise ValueError("--tool-list oracle needs --default-sop full (as in the published code)")
+        if self.cache is None and self.cache_mode in ("read-write", "replay"):
+            raise ValueError(f"--cache-mode {self.cache_mode} needs --cache PATH")
         return self
+
+    @property
+    def replies(self) -> CacheMode:
+        """How model replies are obtained: ``off`` without a cache, else ``cache_mode`` (read-write)."""
+        if self.cache is None:
+            return "off"
+        return self.cache_mode or "read-write"
 
     @property
     def tasks_path(self) -> Path:

@@ -220,9 +220,9 @@ class Store:
             rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
             return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
 
-    def put(self, row: EpisodeRow, shown: Shown | None = None) -> None:
+    def put(self, row: EpisodeRow, shown: Shown | None = None, notes: Iterable[tuple[str, str]] = ()) -> None:
         """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically, with
-        what its model was shown (``shown_notes``)."""
+        what its model was shown (``shown_notes``) and any further ``meta`` ``notes`` about it."""
         columns = row.columns()
         values = [
             dumps(value) if name in JSON_COLUMNS and value is not None else value for name, value in columns.items()
@@ -239,6 +239,7 @@ class Store:
                         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                         shown_notes(row.task_id, row.run, shown),
                     )
+                self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(notes))
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise

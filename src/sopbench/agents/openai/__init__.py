@@ -11,6 +11,16 @@ what a model was told::
 from sopbench.secrets import public_url, redact_url, scrub_secret
 
 from ._agent import OpenAIAgent
+from ._cache import (
+    CACHE_FORMAT,
+    CACHE_MODES,
+    CacheError,
+    CacheMode,
+    CacheSession,
+    ReplyCache,
+    request_fields,
+    request_key,
+)
 from ._endpoint import TOOL_CHOICES, ChatEndpoint
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, build_user_prompt
@@ -20,6 +30,14 @@ from ._retry import RetryPolicy
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [
+    "CACHE_FORMAT",
+    "CACHE_MODES",
+    "CacheError",
+    "CacheMode",
+    "CacheSession",
+    "ReplyCache",
+    "request_fields",
+    "request_key",
     "REPLICA_BACKOFF",
     "ReplicaHealth",
     "pick_replica",

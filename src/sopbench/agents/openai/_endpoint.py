@@ -43,9 +43,10 @@ from urllib.parse import urlsplit
 from pydantic import model_validator
 
 from sopbench.agents._options import Options, option
-from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
+from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded, Usage
 from sopbench.secrets import Scrubber, public_url, url_credentials
 
+from ._cache import SideCache
 from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
 from ._replies import ChatReply, clip, read_completion
 from ._retry import DEFAULT_RETRY, RetryPolicy
@@ -185,6 +186,9 @@ class ChatEndpoint:
         self.queue_s = 0.0  # seconds requests waited for a slot (``slots``)
         self.model_s = 0.0  # seconds from sending requests to their replies (or failures)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
+        # Recorded replies (``--cache``): set by the runner before the episode starts. A hit is neither
+        # a request nor model time; it is counted here, with the tokens its recorded reply cost.
+        self.cache: SideCache | None = None
         self._clients: dict[str | None, openai.AsyncOpenAI] = {}
 
     @property
@@ -210,6 +214,8 @@ class ChatEndpoint:
         return (url, self.api_key_env, self.request_timeout)
 
     async def open(self) -> None:
+        if self.cache is not None and self.cache.replay:
+            return  # a replay never touches the network: no client is made
         for url in self.replicas:
             if url not in self._clients:
                 self._clients[url] = CLIENTS.acquire(self._pool_key(url), functools.partial(self._new_client, url))
@@ -240,12 +246,26 @@ class ChatEndpoint:
         **params: Any,
     ) -> ChatReply:
         """One reply; raises ``AgentInfraError``, ``AgentRequestError`` or ``ContextLengthExceeded``
-        (module docstring). A malformed reply is returned with its problems named, never raised."""
-        await self.open()
+        (module docstring). A malformed reply is returned with its problems named, never raised.
+        With a cache (``self.cache``) the recorded reply is returned when there is one."""
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             request["tools"] = list(tools)
         request.update({k: v for k, v in params.items() if v is not None})
+        if self.cache is not None:
+            return await self.cache.complete(request, lambda: self._send(request))
+        return await self._send(request)
+
+    @property
+    def cache_hits(self) -> int:
+        return self.cache.hits if self.cache is not None else 0
+
+    @property
+    def cached_usage(self) -> Usage:
+        return self.cache.hit_usage if self.cache is not None else Usage()
+
+    async def _send(self, request: dict[str, Any]) -> ChatReply:
+        await self.open()
         retries = 0
         failovers = 0  # a failed replica's request sent at once to another one, not a retry
         while True:
