@@ -101,7 +101,8 @@ def test_a_recorded_run_replays_byte_for_byte_without_the_network(small_tasks, t
     assert export(tmp_path / "replay") == export(first)
     lines = [json.loads(line) for line in invoke("export", tmp_path / "replay").stdout.splitlines()]
     assert all(line["cache_hits"] > 0 and "requests" not in line and "model_s" not in line for line in lines)
-    assert all(line["user_cache_hits"] > 0 for line in lines)  # the llm user's replies came from the cache too
+    if mode == "fc":  # the llm user's replies came from the cache too (react's agent ends it itself)
+        assert all(line["user_cache_hits"] > 0 for line in lines)
 
 
 def test_a_changed_ablation_misses_at_the_first_changed_request_and_names_the_field(

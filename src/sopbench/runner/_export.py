@@ -27,7 +27,7 @@ from ._row import (
 )
 from ._scoring import PUBLISHED_CHECKS
 from ._spec import RunSpecError
-from ._store import StoreError
+from ._store import StoreError, open_existing
 
 if TYPE_CHECKING:
     from ._read import StoredRun
@@ -115,6 +115,35 @@ def export_jsonl(run: StoredRun, sink: IO[bytes], *, timings: bool = True) -> in
         sink.write(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
     return count
+
+
+def export_cache(folder: Path, target: Path, source: Path | None = None) -> int:
+    """The recorded replies (``--cache``) the episodes stored in run folder ``folder`` used, written
+    to a new cache file ``target`` (atomically): what ``run --cache TARGET --cache-mode replay``
+    needs to play them again anywhere. ``source``: the cache they were recorded in (default: the one
+    the run last used, as its folder notes it). The number of entries written; ``StoreError`` (one
+    line) when the folder used no cache or the source cannot be read."""
+    from sopbench.agents.openai import CacheError, ReplyCache
+
+    store = open_existing(folder)
+    try:
+        uses = store.cache_uses()
+        noted = store.note("cache.source")
+    finally:
+        store.close()
+    if not uses:
+        raise StoreError(f"{folder}: its episodes used no recorded reply (run it with --cache PATH first)")
+    path = source or (Path(noted) if noted else None)
+    if path is None:
+        raise StoreError(f"{folder}: the cache it used is not noted; name it with --cache PATH")
+    try:
+        cache = ReplyCache.open(path, "replay")  # read only
+    except CacheError as exc:
+        raise StoreError(str(exc)) from None
+    try:
+        return cache.copy_to(target, uses)
+    finally:
+        cache.close()
 
 
 def trajectory_file_name(

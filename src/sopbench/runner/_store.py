@@ -156,6 +156,24 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def cache_uses(self) -> list[tuple[str, str, int, str]]:
+        """Which recorded replies (``--cache``) the stored episodes used: ``(episode, side, step, key)``
+        with ``episode`` as ``<task id>#<run>`` (the run notes them as ``cache.episode.<episode>``)."""
+        with self._reading("its cache notes"):
+            notes = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'cache.episode.%'").fetchall()
+            stored = {f"{task_id}#{run}" for task_id, run in self.db.execute("SELECT task_id, run FROM episodes")}
+        uses = []
+        for key, value in notes:
+            episode = key.removeprefix("cache.episode.")
+            if episode not in stored:
+                continue
+            try:
+                listed = orjson.loads(value)
+                uses += [(episode, str(side), int(step), str(used)) for side, step, used in listed]
+            except (ValueError, TypeError):
+                raise StoreError(f"{self.path}: the cache note of episode {episode} is damaged") from None
+        return sorted(uses)
+
     def manifest(self) -> Manifest | None:
         """What the run is (schema 2 and later): versions, task set, result-determining settings,
         creation time; None for a schema-1 store."""
