@@ -86,7 +86,9 @@ def record(small_tasks: Path, tmp_path: Path, monkeypatch, mode: str, *extra: An
 
 
 @pytest.mark.parametrize("mode", ["fc", "react"])
-def test_a_recorded_run_replays_byte_for_byte_without_the_network(small_tasks, tmp_path, monkeypatch, network, mode):
+def test_a_recorded_run_replays_byte_for_byte_without_the_network(
+    small_tasks, tmp_path, monkeypatch, network, mode
+):
     cache, first, recorded = record(small_tasks, tmp_path, monkeypatch, mode)
     assert recorded["cache"]["hits"] == 0 and recorded["cache"]["recorded"] > 4
     network.cut()
@@ -120,11 +122,18 @@ def test_a_changed_ablation_misses_at_the_first_changed_request_and_names_the_fi
     assert "tools (the same tools in another order)" in reasons[0]
 
 
-def test_export_with_cache_ships_what_a_run_used_and_it_replays_elsewhere(small_tasks, tmp_path, monkeypatch, network):
+def test_export_with_cache_ships_what_a_run_used_and_it_replays_elsewhere(
+    small_tasks, tmp_path, monkeypatch, network
+):
     cache, first, _ = record(small_tasks, tmp_path, monkeypatch, "fc")
     # a second run folder records into the same cache: the shipped file holds only the first's entries
     with serve(model) as server:
-        assert invoke(*run_args(small_tasks, tmp_path / "other", server.url, "react", "--cache", cache)).exit_code == 0
+        assert (
+            invoke(
+                *run_args(small_tasks, tmp_path / "other", server.url, "react", "--cache", cache)
+            ).exit_code
+            == 0
+        )
     shipped = tmp_path / "ship" / "replies.sqlite"
     done = invoke("export", first, "--with-cache", shipped, "--output", tmp_path / "first.jsonl")
     assert done.exit_code == 0, done.output
@@ -159,10 +168,12 @@ def test_the_cache_holds_no_secret(small_tasks, tmp_path, monkeypatch):
     assert "authorization" not in cells.lower() and "127.0.0.1" not in cells
 
 
-def test_a_damaged_entry_is_recorded_again_and_in_replay_is_a_named_miss(small_tasks, tmp_path, monkeypatch, network):
+def test_a_damaged_entry_is_recorded_again_and_in_replay_is_a_named_miss(
+    small_tasks, tmp_path, monkeypatch, network
+):
     cache, first, _ = record(small_tasks, tmp_path, monkeypatch, "fc")
     db = sqlite3.connect(cache)
-    db.execute("UPDATE entries SET reply = '{\"kind\": \"reply\", \"content\": \"tampered\"}' WHERE rowid = 1")
+    db.execute('UPDATE entries SET reply = \'{"kind": "reply", "content": "tampered"}\' WHERE rowid = 1')
     db.commit()
     db.close()
     done = invoke(*run_args(small_tasks, tmp_path / "replay", "http://127.0.0.1:9/v1", "fc",
@@ -224,3 +235,67 @@ def test_two_runs_share_one_cache_and_a_locked_one_costs_no_episode(small_tasks,
     done = invoke(*run_args(small_tasks, tmp_path / "replay", "http://127.0.0.1:9/v1", "fc",
                             "--cache", cache, "--cache-mode", "replay"))  # fmt: skip
     assert done.exit_code == 0 and export(tmp_path / "replay") == export(first)
+
+
+def test_episodes_played_elsewhere_get_their_replies_and_send_the_recording_back(
+    small_tasks, tmp_path, monkeypatch, network
+):
+    """As on Ray: the episode and its cache session travel by pickle to a worker that cannot reach
+    the cache file, and what it recorded comes back to the driver, which alone writes it."""
+    import pickle
+
+    from sopbench.runner import RunSpec
+    from sopbench.runner.episode import play_row
+    from sopbench.runner.frontend import run_many
+
+    async def remote(config, episode, attempts, cache):  # the task itself is read on the worker (Ray)
+        config, cache = pickle.loads(pickle.dumps((config, cache)))
+        assert cache is None or cache.fallback is None  # no file on the worker
+        return pickle.loads(pickle.dumps(await play_row(config, episode, attempts, cache)))
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    cache = tmp_path / "replies.sqlite"
+
+    def spec(url: str, folder: str, **more: Any) -> RunSpec:
+        return RunSpec(
+            agent="openai", agent_options={"model": "m", "base_url": url, "api_key_env": KEY_ENV},
+            user="llm", user_options={"model": "u", "base_url": url, "api_key_env": KEY_ENV},
+            tasks=small_tasks / "bank_tasks.json", limit=2, output=tmp_path / folder, baselines=False,
+            cache=cache, **more,
+        )  # fmt: skip
+
+    with serve(model) as server:
+        [recorded] = run_many([spec(server.url, "remote")], concurrency=2, player=remote)
+    assert recorded.cache is not None and recorded.cache.recorded > 4
+    network.cut()
+    [replayed] = run_many(
+        [spec("http://127.0.0.1:9/v1", "again", cache_mode="replay")], concurrency=2, player=remote
+    )
+    assert replayed.cache is not None and replayed.cache.hits == recorded.cache.recorded
+    assert network.attempts == [] and export(tmp_path / "again") == export(tmp_path / "remote")
+
+
+def test_a_sweep_file_names_one_cache_for_every_configuration(small_tasks, tmp_path, monkeypatch, network):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    cache = tmp_path / "replies.sqlite"
+
+    def sweep(url: str, mode: str) -> Path:
+        file = tmp_path / f"{mode}.toml"
+        file.write_text(
+            f'tasks = "{small_tasks / "bank_tasks.json"}"\ndomains = ["bank"]\ncache = "{cache}"\n'
+            f'cache_mode = "{mode}"\n[limits]\nlimit = 2\n[[agents]]\nname = "m"\nagent = "openai"\n'
+            f'model = "m"\nendpoint = "{url}"\napi_key_env = "{KEY_ENV}"\n[matrix]\nagents = ["m"]\n'
+            'tool_modes = ["fc", "react"]\n',
+            encoding="utf-8",
+        )
+        return file
+
+    with serve(model) as server:
+        done = invoke("sweep", sweep(server.url, "read-write"), "--output", tmp_path / "rec")
+    assert done.exit_code == 0, done.output
+    network.cut()
+    done = invoke("sweep", sweep("http://127.0.0.1:9/v1", "replay"), "--output", tmp_path / "rep")
+    assert done.exit_code == 0, done.output
+    assert network.attempts == []
+    for name in ("m-fc-full", "m-react-full"):
+        assert export(tmp_path / "rep" / name) == export(tmp_path / "rec" / name)

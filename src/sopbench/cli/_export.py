@@ -142,11 +142,7 @@ def _export_lines(
     from sopbench.runner.export import export_shown
 
     with job.write(target) as sink:
-        count = (
-            export_shown(run, sink)
-            if shown
-            else export_jsonl(run, sink, timings=timings)
-        )
+        count = export_shown(run, sink) if shown else export_jsonl(run, sink, timings=timings)
     what = "what the model was shown in " if shown else ""
     job.finish(f"{what}{count} episodes exported to {target}")
     err_console().print(f"exported {what}{count} episodes to {target}", markup=False)
@@ -173,9 +169,7 @@ def _export_trajectories(
             job.output(file, new_folders=True)
 
     try:
-        written = export_sopbench(
-            run, trajectories_folder, task_path, check_targets=declare
-        )
+        written = export_sopbench(run, trajectories_folder, task_path, check_targets=declare)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     for path in written:

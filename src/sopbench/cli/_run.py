@@ -142,20 +142,37 @@ def run(
     if cache is not None:  # read and written by the run itself: no output of this verb may replace it
         job.inputs([cache], "--cache", must_exist=False)
     people = "human" in (agent, user)  # a person plays a seat: one episode at a time, no time limit
-    agent_options = merged_options("agent", _given(
-        base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
-        model=model, tool_mode=tool_mode, temperature=_temperature(temperature),
-        max_tokens=_max_tokens(max_tokens), tool_choice=tool_choice,
-        compact_tools=True if compact_tools else None, api_key_env=api_key_env,
-        request_timeout=request_timeout, max_retries=max_retries, endpoint_slots=endpoint_slots,
-        trajectories=None if trajectories is None else str(trajectories),
-    ), agent_option)
-    user_options = merged_options("user", _given(
-        base_url=user_base_url, model=user_model, api_key_env=user_api_key_env,
-        temperature=_temperature(user_temperature, "--user-temperature"),
-        max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"), request_timeout=user_request_timeout,
-        script=None if user_script is None else str(user_script),
-    ), user_option)
+    agent_options = merged_options(
+        "agent",
+        _given(
+            base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
+            model=model,
+            tool_mode=tool_mode,
+            temperature=_temperature(temperature),
+            max_tokens=_max_tokens(max_tokens),
+            tool_choice=tool_choice,
+            compact_tools=True if compact_tools else None,
+            api_key_env=api_key_env,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            endpoint_slots=endpoint_slots,
+            trajectories=None if trajectories is None else str(trajectories),
+        ),
+        agent_option,
+    )
+    user_options = merged_options(
+        "user",
+        _given(
+            base_url=user_base_url,
+            model=user_model,
+            api_key_env=user_api_key_env,
+            temperature=_temperature(user_temperature, "--user-temperature"),
+            max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"),
+            request_timeout=user_request_timeout,
+            script=None if user_script is None else str(user_script),
+        ),
+        user_option,
+    )
     spec = run_spec(
         domains=domain, agent=agent, agent_options=agent_options, user_options=user_options, tasks=tasks,
         output=output, limit=limit, baselines=baselines, **_given(user=user, tool_list=tool_list,

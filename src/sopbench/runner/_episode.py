@@ -260,8 +260,11 @@ def _checked_turn(turn: object, problems: list[str]) -> AgentTurn:
         ident, name, arguments = ("" if v is None else v if isinstance(v, str) else str(v) for v in fields)
         calls.append(ToolCallRequest(ident, name, arguments, c.problem or "a field was not text"))
     usage = turn.usage if isinstance(turn.usage, Usage) else Usage()
-    if content is turn.content and len(calls) == len(turn.tool_calls) and usage is turn.usage and all(
-        a is b for a, b in zip(calls, turn.tool_calls, strict=False)
+    if (
+        content is turn.content
+        and len(calls) == len(turn.tool_calls)
+        and usage is turn.usage
+        and all(a is b for a, b in zip(calls, turn.tool_calls, strict=False))
     ):
         return turn
     return AgentTurn(content, tuple(calls), usage, turn.raw, turn.problems)

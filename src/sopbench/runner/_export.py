@@ -216,7 +216,8 @@ def export_sopbench(
     ablations = stored_ablations(run.config)
     shown = run.shown  # the published layout keeps each run's system prompt (``prompt``)
     prompt_of = {
-        (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or "" for e in shown["episodes"]
+        (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or ""
+        for e in shown["episodes"]
     }
     plans = []
     for domain, grouped in groupby(rows, key=lambda r: r.domain):

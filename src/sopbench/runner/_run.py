@@ -305,7 +305,9 @@ def _run_many(
             task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
             episodes = plan_episodes(config, selected)
             if (config.output / STORE_NAME).is_file():
-                open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
+                open_existing(
+                    config.output
+                ).close()  # a foreign, newer or empty file is refused before anything
             stack.enter_context(RunLock(config.output))
             manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
             store = Store.for_run(config.output)
@@ -347,7 +349,9 @@ def _run_many(
                 told.append(f"--cache {job.cache.path}: {damaged} damaged entries were {again}")
     refused = [job for job in jobs if job.refused]
     if refused:
-        named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+        named = [
+            job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused
+        ]
         raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
 

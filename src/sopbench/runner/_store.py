@@ -161,7 +161,9 @@ class Store:
         with ``episode`` as ``<task id>#<run>`` (the run notes them as ``cache.episode.<episode>``)."""
         with self._reading("its cache notes"):
             notes = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'cache.episode.%'").fetchall()
-            stored = {f"{task_id}#{run}" for task_id, run in self.db.execute("SELECT task_id, run FROM episodes")}
+            stored = {
+                f"{task_id}#{run}" for task_id, run in self.db.execute("SELECT task_id, run FROM episodes")
+            }
         uses = []
         for key, value in notes:
             episode = key.removeprefix("cache.episode.")
@@ -218,7 +220,9 @@ class Store:
                 if statement.strip():
                     self.db.execute(statement)
             self.db.executemany("INSERT OR REPLACE INTO tasks VALUES (?, ?)", sorted(digests.items()))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(manifest.document()),))
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(manifest.document()),)
+            )
             self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -243,7 +247,8 @@ class Store:
         what its model was shown (``shown_notes``) and any further ``meta`` ``notes`` about it."""
         columns = row.columns()
         values = [
-            dumps(value) if name in JSON_COLUMNS and value is not None else value for name, value in columns.items()
+            dumps(value) if name in JSON_COLUMNS and value is not None else value
+            for name, value in columns.items()
         ]
         placeholders = ", ".join("?" for _ in COLUMNS)
         try:
@@ -276,9 +281,11 @@ class Store:
         tools: dict[str, Any] = {}
         episodes = []
         with self._reading("what the models were shown"):
-            rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key").fetchall()
+            rows = self.db.execute(
+                "SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key"
+            ).fetchall()
         for key, value in rows:
-            kind, _, name = key[len("shown."):].partition(".")
+            kind, _, name = key[len("shown.") :].partition(".")
             try:
                 if kind == "prompt":
                     prompts[name] = value
@@ -296,10 +303,14 @@ class Store:
         JSON does not decode is skipped and named to ``on_damaged`` (raised without one); a damaged
         file is a ``StoreError``."""
         with self._reading("the episodes"):
-            cursor = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run")
+            cursor = self.db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run"
+            )
             yield from self._decoded(cursor, on_damaged)
 
-    def _decoded(self, cursor: Iterable[tuple[Any, ...]], on_damaged: OnDamaged | None) -> Iterator[EpisodeRow]:
+    def _decoded(
+        self, cursor: Iterable[tuple[Any, ...]], on_damaged: OnDamaged | None
+    ) -> Iterator[EpisodeRow]:
         for values in cursor:
             columns = dict(zip(COLUMNS, values, strict=True))
             try:

@@ -58,7 +58,13 @@ class EpisodeWorker:
         agent_factory("openai")
 
     async def play(
-        self, config: RunSpec, task_id: str, run: int, seed: int, attempts: int, cache: CacheSession | None = None
+        self,
+        config: RunSpec,
+        task_id: str,
+        run: int,
+        seed: int,
+        attempts: int,
+        cache: CacheSession | None = None,
     ) -> PlayedEpisode:
         return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts, cache)
 
@@ -76,7 +82,9 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         try:
             if address is None:
                 ray.init(
-                    _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+                    _node_ip_address="127.0.0.1",
+                    include_dashboard=False,
+                    log_to_driver=False,
                     configure_logging=False,
                 )
             else:
@@ -104,7 +112,9 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         chosen = min(range(len(workers)), key=outstanding.__getitem__)
         outstanding[chosen] += 1
         try:
-            call = workers[chosen].play.remote(config, episode.task_id, episode.run, episode.seed, attempts, cache)
+            call = workers[chosen].play.remote(
+                config, episode.task_id, episode.run, episode.seed, attempts, cache
+            )
             played: PlayedEpisode = await asyncio.wrap_future(call.future())
             return played
         finally:

@@ -69,7 +69,9 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key-set"
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 # A server error that names a validation failure is the request's fault: sending it again is useless.
-_VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
+_VALIDATION = re.compile(
+    r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I
+)
 ToolChoice = Literal["auto", "required", "none"]
 TOOL_CHOICES: tuple[str, ...] = get_args(ToolChoice)
 _CONTEXT_LENGTH = re.compile(
@@ -127,7 +129,10 @@ class ModelOptions(Options):
 
     model: str = option(help="Model name.")
     base_url: str | list[str] | None = option(
-        None, help="OpenAI-compatible endpoint (several: replicas of one model).", identity=False, redact="url"
+        None,
+        help="OpenAI-compatible endpoint (several: replicas of one model).",
+        identity=False,
+        redact="url",
     )
     api_key_env: str | None = option(None, help="Variable holding the API key.", identity=False)
     temperature: float | None = option(0.0, help="Sampling temperature (None: send none).")
@@ -172,7 +177,11 @@ class ChatEndpoint:
         slots: int | None = None,
     ) -> None:
         self.replicas = check_endpoint(
-            base_url=base_url, model=model, api_key_env=api_key_env, request_timeout=request_timeout, slots=slots
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            request_timeout=request_timeout,
+            slots=slots,
         )
         self.slots = slots
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
@@ -218,7 +227,9 @@ class ChatEndpoint:
             return  # a replay never touches the network: no client is made
         for url in self.replicas:
             if url not in self._clients:
-                self._clients[url] = CLIENTS.acquire(self._pool_key(url), functools.partial(self._new_client, url))
+                self._clients[url] = CLIENTS.acquire(
+                    self._pool_key(url), functools.partial(self._new_client, url)
+                )
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
