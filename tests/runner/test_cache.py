@@ -216,9 +216,9 @@ def test_refused_caches_are_one_line_and_touch_no_run_folder(small_tasks, tmp_pa
 
 def test_two_runs_share_one_cache_and_a_locked_one_costs_no_episode(small_tasks, tmp_path, monkeypatch):
     cache, first, _ = record(small_tasks, tmp_path, monkeypatch, "fc")
-    from sopbench.agents.openai import _cache
+    from sopbench.agents.openai import ReplyCache
 
-    monkeypatch.setattr(_cache, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(ReplyCache, "busy_timeout_s", 0.2)
     holder = sqlite3.connect(cache, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another run writing the cache, for ever
     try:

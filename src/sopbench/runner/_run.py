@@ -10,16 +10,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from sopbench.agents import AgentRequestError
-from sopbench.agents.openai import CacheError, CacheSession, ReplyCache
+from sopbench.agents.openai import ReplyCache
 from sopbench.scoring import summarize
 from sopbench.statistics import summarize_usage
 from sopbench.tasks import Task
 
 from ._baselines import baseline_summaries
+from ._caching import count_cache, open_caches
 from ._claim import claim, generated_seed
 from ._episode import AgentContractError
 from ._lock import RunLock
@@ -169,7 +169,7 @@ async def _run_async(
             # row whose replies are missing. The run folder notes which entries each episode used
             # (``export --with-cache``).
             cache.save(recorded)
-            _count_cache(job, recorded)
+            count_cache(job.cache_counts, recorded, job.config.replies)
             if recorded.uses:
                 notes.append((f"cache.episode.{episode.task_id}#{episode.run}", dumps(recorded.uses)))
                 notes.append(("cache.source", str(cache.path)))
@@ -296,7 +296,7 @@ def _run_many(
     jobs: list[_Job] = []
     todo: list[_Lane] = []
     with ExitStack() as stack, _Signals() as signals:
-        caches = _open_caches(configs, stack)  # a cache that cannot be used: refused before any folder
+        caches = open_caches(configs, stack)  # a cache that cannot be used: refused before any folder
         for index, config in enumerate(configs):
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
@@ -354,34 +354,6 @@ def _run_many(
         ]
         raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
-
-
-def _open_caches(configs: Sequence[RunSpec], stack: ExitStack) -> dict[tuple[Path, str], ReplyCache]:
-    """One open cache per file and mode the configurations name; ``RunSpecError`` (one line) for a
-    cache that cannot be used, before any run folder is touched."""
-    caches: dict[tuple[Path, str], ReplyCache] = {}
-    for config in configs:
-        if config.cache is None or config.replies == "off":
-            continue
-        key = (config.cache.resolve(), config.replies)
-        if key not in caches:
-            try:
-                caches[key] = ReplyCache.open(config.cache, config.replies)
-            except CacheError as exc:
-                raise RunSpecError(str(exc)) from None
-            stack.callback(caches[key].close)
-    return caches
-
-
-def _count_cache(job: _Job, session: CacheSession) -> None:
-    counts = job.cache_counts
-    if counts is None:
-        return
-    counts.hits += session.hits
-    counts.misses += session.misses
-    counts.recorded += len(session.recorded) if job.config.replies == "read-write" else 0
-    counts.hit_prompt_tokens += session.hit_usage.prompt_tokens
-    counts.hit_completion_tokens += session.hit_usage.completion_tokens
 
 
 def _sum(jobs: list[_Job]) -> Progress:
