@@ -33,19 +33,13 @@ if TYPE_CHECKING:
     from ._read import StoredRun
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
-# What a model agent's (and an llm user's) usage holds about how its replies were obtained, not what
-# they were: requests sent (retries, timeouts), replies taken from the cache (``--cache``) and their
-# tokens, request times. Exported apart, after latency_s, and left out with ``--no-timings``: a
-# replay of a recorded run exports byte for byte what the recording did.
-USAGE_TIMINGS = (
-    "requests",
-    "timed_out_requests",
-    "cache_hits",
-    "cached_prompt_tokens",
-    "cached_completion_tokens",
-    "queue_s",
-    "model_s",
-)
+# Timings a model agent's (and an llm user's) usage holds, and the replies it took from the cache
+# (``--cache``) with their tokens: exported apart, after latency_s.
+USAGE_TIMINGS = ("cache_hits", "cached_prompt_tokens", "cached_completion_tokens", "queue_s", "model_s")
+# How many requests it sent (retries, timeouts): kept in ``usage``, left out with the timings, as
+# they are no result either (a replay of a recorded run sends none, and its export without timings
+# is byte for byte the recording's).
+USAGE_REQUESTS = ("requests", "timed_out_requests")
 
 
 def export_line(
@@ -66,7 +60,11 @@ def export_line(
             line[name] = reshaped[column] if column in reshaped else getattr(row, column)
         if name == SETTINGS_AFTER:
             line.update(ablations or {})
-    line["usage"] = {k: v for k, v in (row.usage or {}).items() if k not in USAGE_TIMINGS}
+    line["usage"] = {
+        k: v
+        for k, v in (row.usage or {}).items()
+        if k not in USAGE_TIMINGS and (timings or k not in USAGE_REQUESTS)
+    }
     if timings:  # the request times of a model agent (and an llm user), last like latency_s
         for prefix, usage in (("", row.usage or {}), ("user_", row.user_usage or {})):
             line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
