@@ -136,43 +136,24 @@ def run(
     if tasks is None:  # the generated set holds the published domains: check before building it
         _check_published_domains(domain)
     price_table = price_table_of(prices)
-    _declare_paths(job, output, tasks, trajectories=trajectories, user_script=user_script)
+    _declare_paths(job, output, tasks, trajectories=trajectories, user_script=user_script, cache=cache)
     if cache_mode is not None:
         choice("--cache-mode", cache_mode, CACHE_MODES)
-    if cache is not None:  # read and written by the run itself: no output of this verb may replace it
-        job.inputs([cache], "--cache", must_exist=False)
     people = "human" in (agent, user)  # a person plays a seat: one episode at a time, no time limit
-    agent_options = merged_options(
-        "agent",
-        _given(
-            base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
-            model=model,
-            tool_mode=tool_mode,
-            temperature=_temperature(temperature),
-            max_tokens=_max_tokens(max_tokens),
-            tool_choice=tool_choice,
-            compact_tools=True if compact_tools else None,
-            api_key_env=api_key_env,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            endpoint_slots=endpoint_slots,
-            trajectories=None if trajectories is None else str(trajectories),
-        ),
-        agent_option,
-    )
-    user_options = merged_options(
-        "user",
-        _given(
-            base_url=user_base_url,
-            model=user_model,
-            api_key_env=user_api_key_env,
-            temperature=_temperature(user_temperature, "--user-temperature"),
-            max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"),
-            request_timeout=user_request_timeout,
-            script=None if user_script is None else str(user_script),
-        ),
-        user_option,
-    )
+    agent_options = merged_options("agent", _given(
+        base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
+        model=model, tool_mode=tool_mode, temperature=_temperature(temperature),
+        max_tokens=_max_tokens(max_tokens), tool_choice=tool_choice,
+        compact_tools=True if compact_tools else None, api_key_env=api_key_env,
+        request_timeout=request_timeout, max_retries=max_retries, endpoint_slots=endpoint_slots,
+        trajectories=None if trajectories is None else str(trajectories),
+    ), agent_option)  # fmt: skip
+    user_options = merged_options("user", _given(
+        base_url=user_base_url, model=user_model, api_key_env=user_api_key_env,
+        temperature=_temperature(user_temperature, "--user-temperature"),
+        max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"), request_timeout=user_request_timeout,
+        script=None if user_script is None else str(user_script),
+    ), user_option)  # fmt: skip
     spec = run_spec(
         domains=domain, agent=agent, agent_options=agent_options, user_options=user_options, tasks=tasks,
         output=output, limit=limit, baselines=baselines, **_given(user=user, tool_list=tool_list,
@@ -206,12 +187,20 @@ def _check_published_domains(domain: str) -> None:
 
 
 def _declare_paths(
-    job: Job, output: Path, tasks: Path | None, *, trajectories: Path | None, user_script: Path | None
+    job: Job,
+    output: Path,
+    tasks: Path | None,
+    *,
+    trajectories: Path | None,
+    user_script: Path | None,
+    cache: Path | None = None,
 ) -> None:
     """The run's inputs, and its folder: a run creates it (parents included); its store is an input
-    no output may replace."""
+    no output may replace, and so is its cache (read and written by the run itself)."""
     from sopbench.runner.store import store_files
 
+    if cache is not None:
+        job.inputs([cache], "--cache", must_exist=False)
     if tasks is not None:
         job.inputs([tasks], "--tasks", contents=True)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
