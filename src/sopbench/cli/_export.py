@@ -38,6 +38,25 @@ OutputOption = Annotated[
 Timings = Annotated[
     bool, typer.Option(help="Include latency_s (off: byte-identical exports of deterministic agents).")
 ]
+WithCache = Annotated[
+    Path | None,
+    typer.Option(
+        "--with-cache",
+        metavar="FILE",
+        show_default=False,
+        help="Also write the recorded model replies the run used (--cache) to this new file: "
+        "`run --cache FILE --cache-mode replay` plays the run again anywhere, without a model.",
+    ),
+]
+CacheSource = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        metavar="PATH",
+        show_default=False,
+        help="With --with-cache: the cache the run recorded into (default: the one it last used).",
+    ),
+]
 TasksOption = Annotated[
     Path | None,
     typer.Option(
@@ -57,6 +76,8 @@ def export(
     output: OutputOption = None,
     timings: Timings = True,
     tasks: TasksOption = None,
+    with_cache: WithCache = None,
+    cache: CacheSource = None,
 ) -> None:
     """Export a run folder: JSON Lines with one episode per line, or trajectory files of the published layout.
 
@@ -65,7 +86,8 @@ def export(
     published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
     --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
     (and the original code) can score. --format shown writes what a model agent was shown: each
-    distinct system prompt and tool list once, and which ones each episode got.
+    distinct system prompt and tool list once, and which ones each episode got. --with-cache FILE
+    also writes the recorded model replies the run used, so that a submission can be replayed.
     """
     from sopbench.runner import StoreError, read_run
     from sopbench.runner.store import store_files
@@ -74,6 +96,12 @@ def export(
     choice("--format", output_format, ("jsonl", "sopbench", "shown"))
     job.inputs([folder], "argument", must_exist=False)  # read_run names what is missing
     job.inputs(store_files(folder), "the run's store", must_exist=False)
+    if cache is not None and with_cache is None:
+        raise UserError("--cache names the cache to ship: give --with-cache FILE too")
+    if cache is not None:
+        job.inputs([cache], "--cache")
+    if with_cache is not None:
+        job.output(with_cache, "--with-cache", stdout_ok=False, new_folders=True)
     if output_format in ("jsonl", "shown"):
         target = job.output(output)
     else:
@@ -90,6 +118,20 @@ def export(
         _export_trajectories(job, run, folder, trajectories_folder, tasks)
     else:
         _export_lines(job, run, folder, target, shown=output_format == "shown", timings=timings)
+    if with_cache is not None:
+        _export_cache(job, folder, with_cache, cache)
+
+
+def _export_cache(job: Job, folder: Path, target: Path, source: Path | None) -> None:
+    from sopbench.runner import StoreError
+    from sopbench.runner.export import export_cache
+
+    try:
+        count = export_cache(folder, target, source)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    job.finish(f"{count} recorded replies written to {target}")
+    err_console().print(f"wrote {count} recorded replies to {target}", markup=False)
 
 
 def _export_lines(
@@ -100,11 +142,7 @@ def _export_lines(
     from sopbench.runner.export import export_shown
 
     with job.write(target) as sink:
-        count = (
-            export_shown(run, sink)
-            if shown
-            else export_jsonl(run, sink, timings=timings)
-        )
+        count = export_shown(run, sink) if shown else export_jsonl(run, sink, timings=timings)
     what = "what the model was shown in " if shown else ""
     job.finish(f"{what}{count} episodes exported to {target}")
     err_console().print(f"exported {what}{count} episodes to {target}", markup=False)
@@ -131,9 +169,7 @@ def _export_trajectories(
             job.output(file, new_folders=True)
 
     try:
-        written = export_sopbench(
-            run, trajectories_folder, task_path, check_targets=declare
-        )
+        written = export_sopbench(run, trajectories_folder, task_path, check_targets=declare)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     for path in written:

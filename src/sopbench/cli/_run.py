@@ -11,7 +11,7 @@ from ._app import app
 from ._contract import verb
 from ._job import EXIT_PARTIAL, Job, UserError, current_job, err_console, out_console
 from ._next import next_steps
-from ._options import AsJson, price_table_of, what_is
+from ._options import AsJson, choice, price_table_of, what_is
 from ._progress import EpisodeProgress, default_task_set
 from ._run_options import (
     AgentOption,
@@ -19,6 +19,8 @@ from ._run_options import (
     ApiKeyEnv,
     Baselines,
     BaseUrl,
+    CacheModeOption,
+    CacheOption,
     CompactTools,
     Concurrency,
     ConstraintFormat,
@@ -114,6 +116,8 @@ def run(
     constraint_format: ConstraintFormat = None,
     default_sop: DefaultSop = None,
     no_action: NoAction = None,
+    cache: CacheOption = None,
+    cache_mode: CacheModeOption = None,
     plugin: PluginOption = None,
     via: Via = "direct",
     as_json: AsJson = False,
@@ -134,7 +138,9 @@ def run(
     if tasks is None:  # the generated set holds the published domains: check before building it
         _check_published_domains(domain)
     price_table = price_table_of(prices)
-    _declare_paths(job, output, tasks, trajectories=trajectories, user_script=user_script)
+    _declare_paths(job, output, tasks, trajectories=trajectories, user_script=user_script, cache=cache)
+    if cache_mode is not None:
+        choice("--cache-mode", cache_mode, CACHE_MODES)
     people = "human" in (agent, user)  # a person plays a seat: one episode at a time, no time limit
     agent_options = merged_options("agent", _given(
         base_url=None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url),
@@ -143,20 +149,20 @@ def run(
         compact_tools=True if compact_tools else None, api_key_env=api_key_env,
         request_timeout=request_timeout, max_retries=max_retries, endpoint_slots=endpoint_slots,
         trajectories=None if trajectories is None else str(trajectories),
-    ), agent_option)
+    ), agent_option)  # fmt: skip
     user_options = merged_options("user", _given(
         base_url=user_base_url, model=user_model, api_key_env=user_api_key_env,
         temperature=_temperature(user_temperature, "--user-temperature"),
         max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"), request_timeout=user_request_timeout,
         script=None if user_script is None else str(user_script),
-    ), user_option)
+    ), user_option)  # fmt: skip
     spec = run_spec(
         domains=domain, agent=agent, agent_options=agent_options, user_options=user_options, tasks=tasks,
         output=output, limit=limit, baselines=baselines, **_given(user=user, tool_list=tool_list,
         concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
         max_actions=max_actions, episode_timeout=SEND_NONE if people else episode_timeout, env_mode=env_mode,
         shuffle_tools=shuffle_tools, constraint_format=constraint_format, default_sop=default_sop,
-        no_action=no_action, via=None if via == "direct" else via),
+        no_action=no_action, via=None if via == "direct" else via, cache=cache, cache_mode=cache_mode),
     )  # fmt: skip
     report = _play(job, spec, show_progress=not people, player=_player(spec))  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
@@ -183,12 +189,20 @@ def _check_published_domains(domain: str) -> None:
 
 
 def _declare_paths(
-    job: Job, output: Path, tasks: Path | None, *, trajectories: Path | None, user_script: Path | None
+    job: Job,
+    output: Path,
+    tasks: Path | None,
+    *,
+    trajectories: Path | None,
+    user_script: Path | None,
+    cache: Path | None = None,
 ) -> None:
     """The run's inputs, and its folder: a run creates it (parents included); its store is an input
-    no output may replace."""
+    no output may replace, and so is its cache (read and written by the run itself)."""
     from sopbench.runner.store import store_files
 
+    if cache is not None:
+        job.inputs([cache], "--cache", must_exist=False)
     if tasks is not None:
         job.inputs([tasks], "--tasks", contents=True)
     for option, path in (("--trajectories", trajectories), ("--user-script", user_script)):
@@ -264,6 +278,7 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: b
             out_console().print(line, markup=False, soft_wrap=True)
     for reason in report.infra_reasons:
         job.problem(reason, kind="infra_error")
+    _show_cache(job, report, as_json)
     for end, count in report.no_reply.items():
         job.problem(
             f"{count} episodes ended at the first request: {end} (the model never replied; not scored)",
@@ -291,7 +306,27 @@ def _show_run(job: Job, report: RunReport, agent: str, as_json: bool, *, wide: b
         job.nothing_to_do("no task matches --domain / --limit")
 
 
+CACHE_MODES = ("read-write", "replay", "off")  # sopbench.agents.openai.CACHE_MODES (not imported: slow)
+
 SEND_NONE = object()  # an option given as 'default' / 'none': passed to the agent as None
+
+
+def _show_cache(job: Job, report: RunReport, as_json: bool) -> None:
+    """What the cache did (one line on stderr) and what went wrong with it (one line each)."""
+    cache = report.cache
+    if cache is None:
+        return
+    for problem in cache.problems:
+        job.problem(problem, kind="cache")
+    for note in cache.notes:
+        err_console().print(note, markup=False)
+    if not as_json:
+        err_console().print(
+            f"cache {cache.path} ({cache.mode}): {cache.hits} replies from the cache "
+            f"({cache.hit_prompt_tokens} + {cache.hit_completion_tokens} tokens not paid again), "
+            f"{cache.misses} not in it, {cache.recorded} recorded",
+            markup=False,
+        )
 
 
 def _temperature(text: str | None, option: str = "--temperature") -> object:

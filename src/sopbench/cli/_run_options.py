@@ -47,7 +47,9 @@ TasksOption = Annotated[
 ]
 ToolListOption = Annotated[
     str | None,
-    typer.Option(metavar="NAME", show_default=False, help="full (every tool an agent may call; the default) or oracle."),
+    typer.Option(
+        metavar="NAME", show_default=False, help="full (every tool an agent may call; the default) or oracle."
+    ),
 ]
 UserOption = Annotated[
     str | None,
@@ -66,7 +68,9 @@ RunsOption = Annotated[
 ]
 SeedOption = Annotated[
     int | None,
-    typer.Option(metavar="S", show_default=False, help="Run seed, 0 to 2**63-1, each episode derives its own (0)."),
+    typer.Option(
+        metavar="S", show_default=False, help="Run seed, 0 to 2**63-1, each episode derives its own (0)."
+    ),
 ]
 # No default here: a limit not given is the published one (``sopbench.domains.MAX_MESSAGES`` /
 # ``MAX_CALLS``, the run configuration's defaults), written once; the CLI never imports the domains
@@ -88,7 +92,10 @@ MaxActions = Annotated[
 EpisodeTimeout = Annotated[
     float | None,
     typer.Option(
-        min=0.001, metavar="SECONDS", show_default=False, help="After this an episode is an infra_error (600)."
+        min=0.001,
+        metavar="SECONDS",
+        show_default=False,
+        help="After this an episode is an infra_error (600).",
     ),
 ]
 BaseUrl = Annotated[
@@ -164,6 +171,26 @@ UserRequestTimeout = Annotated[
 UserScript = Annotated[
     Path | None, typer.Option(metavar="FILE", help="User (scripted): a JSON file of replies.")
 ]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        metavar="PATH",
+        show_default=False,
+        help="Record every model reply (agent and llm user) in this SQLite file, created when missing, "
+        "and answer from it the requests it holds: an exact rerun at no cost. Not part of the run's identity.",
+    ),
+]
+CacheModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-mode",
+        metavar="MODE",
+        show_default=False,
+        help="read-write (the default with --cache: answer from the cache, record the rest), replay (never "
+        "touch the network: a request not recorded ends its episode as infra_error, saying what differs) or off.",
+    ),
+]
 Baselines = Annotated[bool, typer.Option(help="Show refuse-all and no-verify on the same tasks.")]
 PricesOption = Annotated[
     Path | None,
@@ -173,7 +200,9 @@ PricesOption = Annotated[
         help="TOML or JSON: USD per million input/output tokens per model; adds the agent's cost_usd.",
     ),
 ]
-Wide = Annotated[bool, typer.Option("--wide", help="Tables with every count and interval (over 100 columns).")]
+Wide = Annotated[
+    bool, typer.Option("--wide", help="Tables with every count and interval (over 100 columns).")
+]
 PluginOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -277,17 +306,27 @@ EnvMode = Annotated[
 ]
 ShuffleTools = Annotated[
     bool | None,
-    typer.Option("--shuffle-tools/--no-shuffle-tools", show_default=False, help="Shuffle the offered tools (seeded per episode; off by default)."),
+    typer.Option(
+        "--shuffle-tools/--no-shuffle-tools",
+        show_default=False,
+        help="Shuffle the offered tools (seeded per episode; off by default).",
+    ),
 ]
 ConstraintFormat = Annotated[
     str | None,
     typer.Option(
-        metavar="FORMAT", show_default=False, help="How constraints are listed: structured (the default) or old (numbered)."
+        metavar="FORMAT",
+        show_default=False,
+        help="How constraints are listed: structured (the default) or old (numbered).",
     ),
 ]
 DefaultSop = Annotated[
     str | None,
-    typer.Option(metavar="OPTION", show_default=False, help="The SOP of the non-goal actions: full (the default) or required."),
+    typer.Option(
+        metavar="OPTION",
+        show_default=False,
+        help="The SOP of the non-goal actions: full (the default) or required.",
+    ),
 ]
 NoAction = Annotated[
     str | None,

@@ -121,6 +121,8 @@ def _declare_stores_and_tasks(job: Job, configurations: list[Configuration]) -> 
         )
     for tasks in sorted({c.config.tasks for c in configurations if c.config.tasks is not None}):
         job.inputs([tasks], "the sweep file's tasks", contents=True)
+    for cache in sorted({c.config.cache for c in configurations if c.config.cache is not None}):
+        job.inputs([cache], "the sweep file's cache", must_exist=False)
 
 
 def _name_incomplete(job: Job, reports: dict[str, RunReport]) -> None:

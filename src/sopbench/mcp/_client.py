@@ -35,6 +35,7 @@ from sopbench.agents import (
     Usage,
     agent_factory,
 )
+from sopbench.agents.openai import CacheSession
 from sopbench.domains import EXIT_TOOL, is_no_action
 from sopbench.runner import RunSpec, read_run
 from sopbench.runner.episode import (
@@ -78,7 +79,10 @@ def server_argv(config: RunSpec, episode: Episode, output: Path) -> list[str]:
 def mcp_player(proxy: Sequence[str] = ()) -> EpisodePlayer:
     """The episode player of ``run --via mcp`` (``proxy``: argv put before the server's)."""
 
-    async def player(config: RunSpec, episode: Episode, attempts: int) -> PlayedEpisode:
+    async def player(
+        config: RunSpec, episode: Episode, attempts: int, cache: CacheSession | None = None
+    ) -> PlayedEpisode:
+        # ``cache`` is always None: a RunSpec with via "mcp" refuses --cache.
         return await play_via_mcp(config, episode, attempts, proxy=proxy)
 
     return player

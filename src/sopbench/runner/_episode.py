@@ -66,6 +66,9 @@ class EpisodeResult:
     model_s: float = 0.0
     user_queue_s: float = 0.0
     user_model_s: float = 0.0
+    # Replies the agent's (user's) endpoint took from the cache (``--cache``), and their tokens.
+    cache: tuple[int, Usage] = (0, Usage())
+    user_cache: tuple[int, Usage] = (0, Usage())
 
     def snapshot(self) -> EpisodeResult:
         """A copy that an abandoned episode still running elsewhere cannot change."""
@@ -86,6 +89,8 @@ class EpisodeResult:
             model_s=self.model_s,
             user_queue_s=self.user_queue_s,
             user_model_s=self.user_model_s,
+            cache=self.cache,
+            user_cache=self.user_cache,
         )
 
 
@@ -224,6 +229,9 @@ def count_requests(result: EpisodeResult, agent: Agent, user: User) -> None:
             value = getattr(endpoint, name, 0.0)
             if isinstance(value, float):
                 setattr(result, prefix + name, value)
+        hits, usage = getattr(endpoint, "cache_hits", 0), getattr(endpoint, "cached_usage", None)
+        if isinstance(hits, int) and isinstance(usage, Usage):
+            setattr(result, f"{prefix}cache", (hits, usage))
 
 
 def _as_text(value: object) -> str:
@@ -252,8 +260,11 @@ def _checked_turn(turn: object, problems: list[str]) -> AgentTurn:
         ident, name, arguments = ("" if v is None else v if isinstance(v, str) else str(v) for v in fields)
         calls.append(ToolCallRequest(ident, name, arguments, c.problem or "a field was not text"))
     usage = turn.usage if isinstance(turn.usage, Usage) else Usage()
-    if content is turn.content and len(calls) == len(turn.tool_calls) and usage is turn.usage and all(
-        a is b for a, b in zip(calls, turn.tool_calls, strict=False)
+    if (
+        content is turn.content
+        and len(calls) == len(turn.tool_calls)
+        and usage is turn.usage
+        and all(a is b for a, b in zip(calls, turn.tool_calls, strict=False))
     ):
         return turn
     return AgentTurn(content, tuple(calls), usage, turn.raw, turn.problems)

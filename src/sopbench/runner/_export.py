@@ -27,14 +27,19 @@ from ._row import (
 )
 from ._scoring import PUBLISHED_CHECKS
 from ._spec import RunSpecError
-from ._store import StoreError
+from ._store import StoreError, open_existing
 
 if TYPE_CHECKING:
     from ._read import StoredRun
 
 VERDICT_KEYS = ("passed", "database", "permission", "procedure")
-# Timings a model agent's (and an llm user's) usage holds: exported apart, after latency_s.
-USAGE_TIMINGS = ("queue_s", "model_s")
+# Timings a model agent's (and an llm user's) usage holds, and the replies it took from the cache
+# (``--cache``) with their tokens: exported apart, after latency_s.
+USAGE_TIMINGS = ("cache_hits", "cached_prompt_tokens", "cached_completion_tokens", "queue_s", "model_s")
+# How many requests it sent (retries, timeouts): kept in ``usage``, left out with the timings, as
+# they are no result either (a replay of a recorded run sends none, and its export without timings
+# is byte for byte the recording's).
+USAGE_REQUESTS = ("requests", "timed_out_requests")
 
 
 def export_line(
@@ -55,7 +60,11 @@ def export_line(
             line[name] = reshaped[column] if column in reshaped else getattr(row, column)
         if name == SETTINGS_AFTER:
             line.update(ablations or {})
-    line["usage"] = {k: v for k, v in (row.usage or {}).items() if k not in USAGE_TIMINGS}
+    line["usage"] = {
+        k: v
+        for k, v in (row.usage or {}).items()
+        if k not in USAGE_TIMINGS and (timings or k not in USAGE_REQUESTS)
+    }
     if timings:  # the request times of a model agent (and an llm user), last like latency_s
         for prefix, usage in (("", row.usage or {}), ("user_", row.user_usage or {})):
             line.update({prefix + k: usage[k] for k in USAGE_TIMINGS if k in usage})
@@ -104,6 +113,35 @@ def export_jsonl(run: StoredRun, sink: IO[bytes], *, timings: bool = True) -> in
         sink.write(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         count += 1
     return count
+
+
+def export_cache(folder: Path, target: Path, source: Path | None = None) -> int:
+    """The recorded replies (``--cache``) the episodes stored in run folder ``folder`` used, written
+    to a new cache file ``target`` (atomically): what ``run --cache TARGET --cache-mode replay``
+    needs to play them again anywhere. ``source``: the cache they were recorded in (default: the one
+    the run last used, as its folder notes it). The number of entries written; ``StoreError`` (one
+    line) when the folder used no cache or the source cannot be read."""
+    from sopbench.agents.openai import CacheError, ReplyCache
+
+    store = open_existing(folder)
+    try:
+        uses = store.cache_uses()
+        noted = store.note("cache.source")
+    finally:
+        store.close()
+    if not uses:
+        raise StoreError(f"{folder}: its episodes used no recorded reply (run it with --cache PATH first)")
+    path = source or (Path(noted) if noted else None)
+    if path is None:
+        raise StoreError(f"{folder}: the cache it used is not noted; name it with --cache PATH")
+    try:
+        cache = ReplyCache.open(path, "replay")  # read only
+    except CacheError as exc:
+        raise StoreError(str(exc)) from None
+    try:
+        return cache.copy_to(target, uses)
+    finally:
+        cache.close()
 
 
 def trajectory_file_name(
@@ -176,7 +214,8 @@ def export_sopbench(
     ablations = stored_ablations(run.config)
     shown = run.shown  # the published layout keeps each run's system prompt (``prompt``)
     prompt_of = {
-        (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or "" for e in shown["episodes"]
+        (e["task_id"], e["run"]): shown["system_prompts"].get(e["system_prompt"]) or ""
+        for e in shown["episodes"]
     }
     plans = []
     for domain, grouped in groupby(rows, key=lambda r: r.domain):

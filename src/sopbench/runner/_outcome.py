@@ -100,6 +100,7 @@ class RunReport:
     # retry fixes (a wrong key, say): ``run`` raises ``RunRefused``; a sweep shows the others.
     refused: str | None = None
     protocol: dict[str, ProtocolCounts] = field(default_factory=dict)  # by domain, and "all"
+    cache: CacheCounts | None = None  # the recorded replies (``--cache``) this invocation used
 
     @property
     def complete(self) -> bool:
@@ -130,4 +131,35 @@ class RunReport:
             "timed_out_requests": self.timed_out_requests,
             "request_time_s": {"queued": round(self.queue_s, 3), "model": round(self.model_s, 3)},
             "protocol": {domain: counts.as_dict() for domain, counts in self.protocol.items()},
+            "cache": None if self.cache is None else self.cache.as_dict(),
+        }
+
+
+@dataclass
+class CacheCounts:
+    """What the cache did in one invocation: replies it answered (``hits``, apart from the requests
+    sent; their tokens apart too), requests it could not answer (``misses``: sent and recorded in
+    ``read-write``, an ``infra_error`` in ``replay``), entries recorded, and what went wrong with the
+    file (one line each)."""
+
+    path: Path
+    mode: str
+    hits: int = 0
+    misses: int = 0
+    recorded: int = 0
+    hit_prompt_tokens: int = 0
+    hit_completion_tokens: int = 0
+    problems: list[str] = field(default_factory=list)  # the recording is incomplete (the run exits 1)
+    notes: list[str] = field(default_factory=list)  # repaired on the way (damaged entries recorded again)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "mode": self.mode,
+            "hits": self.hits,
+            "misses": self.misses,
+            "recorded": self.recorded,
+            "hit_tokens": {"prompt": self.hit_prompt_tokens, "completion": self.hit_completion_tokens},
+            "problems": list(self.problems),
+            "notes": list(self.notes),
         }

@@ -13,22 +13,24 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sopbench.agents import AgentRequestError
+from sopbench.agents.openai import ReplyCache
 from sopbench.scoring import summarize
 from sopbench.statistics import summarize_usage
 from sopbench.tasks import Task
 
 from ._baselines import baseline_summaries
+from ._caching import count_cache, open_caches
 from ._claim import claim, generated_seed
 from ._episode import AgentContractError
 from ._lock import RunLock
 from ._manifest import TaskSet
-from ._outcome import Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
+from ._outcome import CacheCounts, Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, Plan, plan_episodes, select_tasks
 from ._read import read_run
 from ._row import never_replied
 from ._scored import EpisodePlayer, play_row, row_score
 from ._spec import RunSpec, RunSpecError
-from ._store import STORE_NAME, Store, open_existing
+from ._store import STORE_NAME, Store, dumps, open_existing
 
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
 # stored: resume runs them again). A second signal abandons them at once.
@@ -112,6 +114,8 @@ class _Job:
     on_progress: ProgressCallback | None
     limits: tuple[str, ...]  # the named limits each of its episodes is subject to
     refused: str | None = None
+    cache: ReplyCache | None = None  # its recorded replies (``--cache``)
+    cache_counts: CacheCounts | None = None
 
 
 async def _run_async(
@@ -145,8 +149,12 @@ async def _run_async(
         job = jobs[index]
         earlier = finished[index].get((episode.task_id, episode.run))
         attempts = (earlier.attempts if earlier else 0) + 1
+        cache = job.cache
+        session = None
+        if cache is not None:  # the replies recorded for it; in this process, any other too
+            session = cache.session(episode.task_id, episode.run, episode.seed, local=player is play_row)
         try:
-            row, shown = await player(job.config, episode, attempts)
+            row, shown, recorded = await player(job.config, episode, attempts, session)
         except AgentRequestError as exc:  # every episode of it would fail alike: stop scheduling it
             job.refused = job.refused or str(exc)
             lanes[index].clear()
@@ -155,9 +163,19 @@ async def _run_async(
             job.refused = job.refused or f"agent {job.config.agent!r} is broken: {exc}"
             lanes[index].clear()
             return
+        notes: list[tuple[str, str]] = []
+        if cache is not None and recorded is not None:
+            # The replies first: a run killed between the two leaves an entry no row uses, never a
+            # row whose replies are missing. The run folder notes which entries each episode used
+            # (``export --with-cache``).
+            cache.save(recorded)
+            count_cache(job.cache_counts, recorded, job.config.replies)
+            if recorded.uses:
+                notes.append((f"cache.episode.{episode.task_id}#{episode.run}", dumps(recorded.uses)))
+                notes.append(("cache.source", str(cache.path)))
         # What the agent was shown (system prompt, tool schemas) travels with the row; the store
         # keeps each distinct one once.
-        job.store.put(row, shown)
+        job.store.put(row, shown, notes)
         counts = job.counts
         counts.done += 1
         counts.last = episode.task_id
@@ -285,6 +303,7 @@ def _run_many(
     jobs: list[_Job] = []
     todo: list[_Lane] = []
     with ExitStack() as stack, _Signals() as signals:
+        caches = open_caches(configs, stack)  # a cache that cannot be used: refused before any folder
         for index, config in enumerate(configs):
             key = config.model_dump_json(include={"tasks", "domains", "limit"})
             selected = tasks[key] = tasks[key] if key in tasks else select_tasks(config)
@@ -299,7 +318,11 @@ def _run_many(
             counts = Progress(total=len(episodes), skipped=len(done))
             names = (f"configuration {index}", *(limited_by[index] if limited_by else ()))
             on_progress = None if progress is None else functools.partial(progress, index)
-            jobs.append(_Job(config, selected, task_set, episodes, store, counts, on_progress, names))
+            job = _Job(config, selected, task_set, episodes, store, counts, on_progress, names)
+            if config.cache is not None and config.replies != "off":
+                job.cache = caches[(config.cache.resolve(), config.replies)]
+                job.cache_counts = CacheCounts(config.cache, config.replies)
+            jobs.append(job)
         for job in jobs:
             if job.on_progress is not None:
                 job.on_progress(job.counts)
@@ -314,9 +337,19 @@ def _run_many(
     for report, job in zip(reports, jobs, strict=True):
         report.task_set = job.task_set
         report.refused = job.refused
+        if job.cache is not None and job.cache_counts is not None:
+            report.cache = job.cache_counts
+            report.cache.problems = list(job.cache.problems)
+            damaged = len(job.cache.damaged_seen)
+            if damaged:
+                told = report.cache.notes if job.cache.mode == "read-write" else report.cache.problems
+                again = "recorded again" if job.cache.mode == "read-write" else "not used"
+                told.append(f"--cache {job.cache.path}: {damaged} damaged entries were {again}")
     refused = [job for job in jobs if job.refused]
     if refused:
-        named = [job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused]
+        named = [
+            job.refused if len(jobs) == 1 else f"{job.config.output.name}: {job.refused}" for job in refused
+        ]
         raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from sopbench.agents import Agent, Shown, Usage, agent_factory, user_factory
+from sopbench.agents.openai import CacheSession, ChatEndpoint
 from sopbench.scoring import RunScore, ScoringError
 from sopbench.statistics import Configuration
 from sopbench.statistics import Usage as StatUsage
@@ -21,10 +22,14 @@ from ._spec import RunSpec
 
 
 # ---- one episode, played and scored -------------------------------------------------------------------
-async def play(config: RunSpec, episode: Episode) -> tuple[EpisodeResult, Agent | None]:
+async def play(
+    config: RunSpec, episode: Episode, cache: CacheSession | None = None
+) -> tuple[EpisodeResult, Agent | None]:
     """Play one episode with a fresh agent and user; a timeout becomes an ``infra_error``.
 
     The agent is returned for its ``model`` and ``tool_mode`` (None when it could not be created).
+    ``cache``: the recorded replies of this episode (``--cache``), given to every model endpoint of
+    the agent and the user.
     """
     offer_exit = not getattr(user_factory(config.user), "holds_exit", False)
     setup = episode_setup(
@@ -44,6 +49,11 @@ async def play(config: RunSpec, episode: Episode) -> tuple[EpisodeResult, Agent 
             status="infra_error", end="infra_error", reason=f"cannot create: {type(exc).__name__}: {exc}"
         )
         return result, None
+    if cache is not None:
+        for seat in (agent, user):
+            endpoint = getattr(seat, "endpoint", None)
+            if isinstance(endpoint, ChatEndpoint):
+                endpoint.cache = cache.side("agent" if seat is agent else "user", endpoint.scrubber)
     limits = Limits(config.max_turns, config.max_actions)
     result = await play_episode(setup, agent, user, limits, config.episode_timeout)
     return result, agent
@@ -55,17 +65,22 @@ class PlayedEpisode(NamedTuple):
 
     row: EpisodeRow
     shown: Shown | None
+    cache: CacheSession | None = None  # what the episode recorded, for the driver to write
 
 
-async def play_row(config: RunSpec, episode: Episode, attempts: int) -> PlayedEpisode:
-    """Play one episode and return its store row with what the agent was shown."""
-    result, agent = await play(config, episode)
+async def play_row(
+    config: RunSpec, episode: Episode, attempts: int, cache: CacheSession | None = None
+) -> PlayedEpisode:
+    """Play one episode and return its store row with what the agent was shown (and, with a
+    ``cache``, what it recorded)."""
+    result, agent = await play(config, episode, cache)
     row = episode_row(config, episode, result, agent, attempts)
-    return PlayedEpisode(row, agent.shown() if agent is not None else None)
+    return PlayedEpisode(row, agent.shown() if agent is not None else None, cache)
 
 
-# Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it.
-EpisodePlayer = Callable[[RunSpec, Episode, int], Awaitable[PlayedEpisode]]
+# Plays one episode somewhere (here, or on a cluster) and returns its row; the runner alone stores it
+# (and writes what its ``cache`` session recorded).
+EpisodePlayer = Callable[[RunSpec, Episode, int, CacheSession | None], Awaitable[PlayedEpisode]]
 
 
 def verdict_column(score: EpisodeScores) -> dict[str, Any]:
@@ -149,13 +164,15 @@ def episode_row(
             }
             if result.requests
             else {}
-        ),
+        )
+        | _cached(result.cache),
         user_usage=_usage(result.user_usage)
         | (
             {"queue_s": round(result.user_queue_s, 3), "model_s": round(result.user_model_s, 3)}
             if result.user_model_s
             else {}
-        ),
+        )
+        | _cached(result.user_cache),
         agent_steps=result.agent_steps,
         latency_s=result.latency_s,
         attempts=attempts,
@@ -165,6 +182,19 @@ def episode_row(
 
 def _usage(usage: Usage) -> dict[str, Any]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+
+
+def _cached(hits: tuple[int, Usage]) -> dict[str, Any]:
+    """The replies a side got from the cache and the tokens their recording cost (included in the
+    side's tokens, which are the replies' whatever their source): none when there were no hits."""
+    count, usage = hits
+    if not count:
+        return {}
+    return {
+        "cache_hits": count,
+        "cached_prompt_tokens": usage.prompt_tokens,
+        "cached_completion_tokens": usage.completion_tokens,
+    }
 
 
 def row_score(

@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from sopbench.agents import Options, OptionsError, Side, agent_factory, user_factory, validate_options
+from sopbench.agents.openai import CacheMode
 from sopbench.domains import (
     DEFAULT_ENVIRONMENT,
     ENVIRONMENT_SETTINGS,
@@ -95,6 +96,9 @@ class RunSpec(BaseModel):
     # session against ``sopbench mcp serve`` over stdio, docs/mcp.md). Not identity: it is how a run
     # is carried out, and the parity test holds its verdicts equal to direct ones on every task.
     via: Via = setting("direct", identity="never")
+    # Recorded model replies (``--cache``, ``--cache-mode``): how the replies are obtained, never which.
+    cache: Path | None = setting(None, identity="never")
+    cache_mode: CacheMode | None = setting(None, identity="never")  # None: read-write with a cache
     # The published ablations, the runtime guard and the no-action reading (docs/runner.md).
     environment: Environment = setting(DEFAULT_ENVIRONMENT, identity="changed")
 
@@ -126,7 +130,20 @@ class RunSpec(BaseModel):
     def _consistent(self) -> RunSpec:
         if self.tool_list == "oracle" and self.environment.default_sop != "full":
             raise ValueError("--tool-list oracle needs --default-sop full (as in the published code)")
+        if self.cache is None and self.cache_mode in ("read-write", "replay"):
+            raise ValueError(f"--cache-mode {self.cache_mode} needs --cache PATH")
+        if self.via == "mcp" and self.cache is not None and self.cache_mode != "off":
+            # Over MCP the user is played by the server's process, which keeps no cache session: a
+            # replay would still reach the user's model, so the pair is refused rather than half-kept.
+            raise ValueError("--cache is not available with --via mcp yet (the server's user would not be recorded)")
         return self
+
+    @property
+    def replies(self) -> CacheMode:
+        """How model replies are obtained: ``off`` without a cache, else ``cache_mode`` (read-write)."""
+        if self.cache is None:
+            return "off"
+        return self.cache_mode or "read-write"
 
     @property
     def tasks_path(self) -> Path:

@@ -156,6 +156,26 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def cache_uses(self) -> list[tuple[str, str, int, str]]:
+        """Which recorded replies (``--cache``) the stored episodes used: ``(episode, side, step, key)``
+        with ``episode`` as ``<task id>#<run>`` (the run notes them as ``cache.episode.<episode>``)."""
+        with self._reading("its cache notes"):
+            notes = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'cache.episode.%'").fetchall()
+            stored = {
+                f"{task_id}#{run}" for task_id, run in self.db.execute("SELECT task_id, run FROM episodes")
+            }
+        uses = []
+        for key, value in notes:
+            episode = key.removeprefix("cache.episode.")
+            if episode not in stored:
+                continue
+            try:
+                listed = orjson.loads(value)
+                uses += [(episode, str(side), int(step), str(used)) for side, step, used in listed]
+            except (ValueError, TypeError):
+                raise StoreError(f"{self.path}: the cache note of episode {episode} is damaged") from None
+        return sorted(uses)
+
     def manifest(self) -> Manifest | None:
         """What the run is (schema 2 and later): versions, task set, result-determining settings,
         creation time; None for a schema-1 store."""
@@ -200,7 +220,9 @@ class Store:
                 if statement.strip():
                     self.db.execute(statement)
             self.db.executemany("INSERT OR REPLACE INTO tasks VALUES (?, ?)", sorted(digests.items()))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(manifest.document()),))
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('manifest', ?)", (dumps(manifest.document()),)
+            )
             self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -220,12 +242,13 @@ class Store:
             rows = self.db.execute(f"SELECT task_id, run, status, attempts FROM episodes WHERE {valid}")
             return {(task_id, run): Finished(status, attempts) for task_id, run, status, attempts in rows}
 
-    def put(self, row: EpisodeRow, shown: Shown | None = None) -> None:
+    def put(self, row: EpisodeRow, shown: Shown | None = None, notes: Iterable[tuple[str, str]] = ()) -> None:
         """Store one finished episode (replacing an earlier ``infra_error`` attempt), atomically, with
-        what its model was shown (``shown_notes``)."""
+        what its model was shown (``shown_notes``) and any further ``meta`` ``notes`` about it."""
         columns = row.columns()
         values = [
-            dumps(value) if name in JSON_COLUMNS and value is not None else value for name, value in columns.items()
+            dumps(value) if name in JSON_COLUMNS and value is not None else value
+            for name, value in columns.items()
         ]
         placeholders = ", ".join("?" for _ in COLUMNS)
         try:
@@ -239,6 +262,7 @@ class Store:
                         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                         shown_notes(row.task_id, row.run, shown),
                     )
+                self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(notes))
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
@@ -257,9 +281,11 @@ class Store:
         tools: dict[str, Any] = {}
         episodes = []
         with self._reading("what the models were shown"):
-            rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key").fetchall()
+            rows = self.db.execute(
+                "SELECT key, value FROM meta WHERE key LIKE 'shown.%' ORDER BY key"
+            ).fetchall()
         for key, value in rows:
-            kind, _, name = key[len("shown."):].partition(".")
+            kind, _, name = key[len("shown.") :].partition(".")
             try:
                 if kind == "prompt":
                     prompts[name] = value
@@ -277,10 +303,14 @@ class Store:
         JSON does not decode is skipped and named to ``on_damaged`` (raised without one); a damaged
         file is a ``StoreError``."""
         with self._reading("the episodes"):
-            cursor = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run")
+            cursor = self.db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM episodes ORDER BY domain, task_index, run"
+            )
             yield from self._decoded(cursor, on_damaged)
 
-    def _decoded(self, cursor: Iterable[tuple[Any, ...]], on_damaged: OnDamaged | None) -> Iterator[EpisodeRow]:
+    def _decoded(
+        self, cursor: Iterable[tuple[Any, ...]], on_damaged: OnDamaged | None
+    ) -> Iterator[EpisodeRow]:
         for values in cursor:
             columns = dict(zip(COLUMNS, values, strict=True))
             try:

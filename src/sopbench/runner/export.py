@@ -1,8 +1,9 @@
 """What an export line holds: its fields in order, the derived and timing ones, and how one line is
-made. ``sopbench.runner.export_jsonl``/``export_sopbench`` write whole exports.
+made. ``sopbench.runner.export_jsonl``/``export_sopbench`` write whole exports; ``export_cache``
+ships the recorded replies a run used.
 """
 
-from ._export import export_line, export_shown, trajectory_file_name
+from ._export import export_cache, export_line, export_shown, trajectory_file_name
 from ._row import (
     DERIVED,
     DERIVED_FIELDS,
@@ -16,6 +17,7 @@ from ._row import (
 )
 
 __all__ = [
+    "export_cache",
     "export_line",
     "export_shown",
     "trajectory_file_name",

@@ -147,6 +147,9 @@ class SweepFile(BaseModel):
     runs: int | None = Field(default=None, ge=1, le=MAX_RUNS)
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     concurrency: int | None = Field(default=None, ge=1)  # episodes at once over the whole sweep
+    # Recorded model replies shared by every configuration (``run --cache``, ``--cache-mode``).
+    cache: Path | None = None
+    cache_mode: Literal["read-write", "replay", "off"] | None = None
     limits: Limits = Field(default_factory=Limits)
     agents: list[AgentEntry]
     user: UserEntry | None = None
@@ -236,7 +239,9 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
             problems.append(f"{where}: matrix.agents names {name!r}, which no [[agents]] entry defines")
     for entry in (*sweep.include, *sweep.exclude, *sweep.override):
         if entry.agent is not None and entry.agent not in by_name:
-            problems.append(f"{where}: include/exclude/override names agent {entry.agent!r}, which is not defined")
+            problems.append(
+                f"{where}: include/exclude/override names agent {entry.agent!r}, which is not defined"
+            )
     if problems:
         raise SweepError("\n".join(problems))
     combinations: list[dict[str, Any]] = [
@@ -277,7 +282,9 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
         options = agent.agent_options()
         if combination["tool_mode"] is not None:
             options["tool_mode"] = combination["tool_mode"]
-        settings = _given(runs=sweep.runs, seed=sweep.seed, concurrency=sweep.concurrency, **sweep.limits.model_dump())
+        settings = _given(
+            runs=sweep.runs, seed=sweep.seed, concurrency=sweep.concurrency, **sweep.limits.model_dump()
+        )
         for override in sweep.override:
             if _matches(override.axes(), combination):
                 settings |= _given(
@@ -291,9 +298,13 @@ def expand(sweep: SweepFile, output: Path, where: str = "sweep") -> list[Configu
                 agent_options=options,
                 user=combination["user"],
                 user_options=(
-                    sweep.user.user_options() if sweep.user is not None and combination["user"] != "none" else {}
+                    sweep.user.user_options()
+                    if sweep.user is not None and combination["user"] != "none"
+                    else {}
                 ),
                 tasks=sweep.tasks,
+                cache=sweep.cache,
+                cache_mode=sweep.cache_mode,
                 output=output / name,
                 tool_list=combination["tool_list"],
                 baselines=False,

@@ -7,6 +7,10 @@ machine. A worker (or node) that dies is restarted by Ray and its unanswered epi
 once its row is back.
 Concurrency per configuration (``concurrency``) and per endpoint holds over the whole cluster
 because only the driver hands out episodes.
+
+With ``cache``, the driver hands each episode the replies recorded for it (a ``CacheSession``); the
+worker answers from them (or, in ``read-write``, asks the endpoint) and sends what it recorded back
+with the row: only the driver writes the cache file, which no worker needs to reach.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from sopbench.agents.openai import CacheSession
 from sopbench.runner import RunSpec
 from sopbench.runner.episode import Episode, EpisodePlayer, PlayedEpisode, play_row, select_tasks
 from sopbench.tasks import Task
@@ -52,8 +57,16 @@ class EpisodeWorker:
 
         agent_factory("openai")
 
-    async def play(self, config: RunSpec, task_id: str, run: int, seed: int, attempts: int) -> PlayedEpisode:
-        return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts)
+    async def play(
+        self,
+        config: RunSpec,
+        task_id: str,
+        run: int,
+        seed: int,
+        attempts: int,
+        cache: CacheSession | None = None,
+    ) -> PlayedEpisode:
+        return await play_row(config, Episode(_task(config, task_id), task_id, run, seed), attempts, cache)
 
 
 @contextmanager
@@ -69,7 +82,9 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         try:
             if address is None:
                 ray.init(
-                    _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+                    _node_ip_address="127.0.0.1",
+                    include_dashboard=False,
+                    log_to_driver=False,
                     configure_logging=False,
                 )
             else:
@@ -91,11 +106,15 @@ def ray_player(address: str | None) -> Iterator[EpisodePlayer]:
         worker.warm.remote()
     outstanding = [0] * len(workers)
 
-    async def player(config: RunSpec, episode: Episode, attempts: int) -> PlayedEpisode:
+    async def player(
+        config: RunSpec, episode: Episode, attempts: int, cache: CacheSession | None = None
+    ) -> PlayedEpisode:
         chosen = min(range(len(workers)), key=outstanding.__getitem__)
         outstanding[chosen] += 1
         try:
-            call = workers[chosen].play.remote(config, episode.task_id, episode.run, episode.seed, attempts)
+            call = workers[chosen].play.remote(
+                config, episode.task_id, episode.run, episode.seed, attempts, cache
+            )
             played: PlayedEpisode = await asyncio.wrap_future(call.future())
             return played
         finally:

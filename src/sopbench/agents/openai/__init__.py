@@ -11,15 +11,25 @@ what a model was told::
 from sopbench.secrets import public_url, redact_url, scrub_secret
 
 from ._agent import OpenAIAgent
+from ._cache import CacheError, ReplyCache
 from ._endpoint import TOOL_CHOICES, ChatEndpoint
 from ._modes import fc_messages, parse_text_reply, render_text_reply, text_messages
 from ._prompts import STUBBORN_FIRST_REPLY, TOOL_MODES, build_system_prompt, build_user_prompt
+from ._recorded import CACHE_FORMAT, CACHE_MODES, CacheMode, CacheSession, request_fields, request_key
 from ._replicas import REPLICA_BACKOFF, ReplicaHealth, pick_replica, replica_health
 from ._replies import ChatReply, ChatToolCall, read_completion
 from ._retry import RetryPolicy
 from ._users import EXIT_TOOL_SCHEMA, AdversarialUser, LLMUser, user_view
 
 __all__ = [
+    "CACHE_FORMAT",
+    "CACHE_MODES",
+    "CacheError",
+    "CacheMode",
+    "CacheSession",
+    "ReplyCache",
+    "request_fields",
+    "request_key",
     "REPLICA_BACKOFF",
     "ReplicaHealth",
     "pick_replica",

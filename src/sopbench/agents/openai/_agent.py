@@ -18,7 +18,8 @@ from sopbench.agents._protocol import (
 )
 from sopbench.domains import NoActionReading, is_no_action
 
-from ._endpoint import ModelOptions, ModelSide, ToolChoice
+from ._endpoint import ToolChoice
+from ._model import ModelOptions, ModelSide
 from ._modes import fc_messages, parse_text_reply, text_messages
 from ._prompts import ToolMode, build_system_prompt
 from ._replies import ChatReply
@@ -101,7 +102,9 @@ class OpenAIAgent(ModelSide, Agent):
     # answers the call with an error result and counts the problem once, from what it executed.
     # ``problems`` names what only the agent can see: a reply it could not read.
     def _fc_turn(self, reply: ChatReply, no_action: NoActionReading) -> AgentTurn:
-        calls = list(zip(reply.tool_calls, reply.call_problems or [None] * len(reply.tool_calls), strict=True))
+        calls = list(
+            zip(reply.tool_calls, reply.call_problems or [None] * len(reply.tool_calls), strict=True)
+        )
         requests = tuple(
             ToolCallRequest(self._unique_id(c.id), c.name, c.arguments, problem) for c, problem in calls
         )

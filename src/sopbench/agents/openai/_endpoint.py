@@ -40,12 +40,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import model_validator
-
-from sopbench.agents._options import Options, option
-from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded
+from sopbench.agents._protocol import AgentInfraError, AgentRequestError, ContextLengthExceeded, Usage
 from sopbench.secrets import Scrubber, public_url, url_credentials
 
+from ._recorded import SideCache
 from ._replicas import REPLICA_BACKOFF, pick_replica, replica_fault, replica_health, replica_slots
 from ._replies import ChatReply, clip, read_completion
 from ._retry import DEFAULT_RETRY, RetryPolicy
@@ -68,7 +66,9 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key-set"
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 # A server error that names a validation failure is the request's fault: sending it again is useless.
-_VALIDATION = re.compile(r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I)
+_VALIDATION = re.compile(
+    r"validation error|validationerror|failed to validate|invalid request|unprocessable", re.I
+)
 ToolChoice = Literal["auto", "required", "none"]
 TOOL_CHOICES: tuple[str, ...] = get_args(ToolChoice)
 _CONTEXT_LENGTH = re.compile(
@@ -120,37 +120,6 @@ def check_endpoint(
     return replicas
 
 
-class ModelOptions(Options):
-    """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint. Where the
-    requests go and how they are retried decide no result (``identity=False``)."""
-
-    model: str = option(help="Model name.")
-    base_url: str | list[str] | None = option(
-        None, help="OpenAI-compatible endpoint (several: replicas of one model).", identity=False, redact="url"
-    )
-    api_key_env: str | None = option(None, help="Variable holding the API key.", identity=False)
-    temperature: float | None = option(0.0, help="Sampling temperature (None: send none).")
-    max_tokens: int | None = option(512, help="Completion token limit per reply (None: send none).")
-    request_timeout: float = option(300.0, help="Seconds per request.", identity=False)
-    max_retries: int = option(5, help="Retries per request.", identity=False)
-    retry_initial_backoff: float = option(1.0, help="Seconds before the first retry.", identity=False)
-    retry_max_backoff: float = option(60.0, help="Longest wait between retries.", identity=False)
-    endpoint_slots: int | None = option(None, help="Requests in flight at once per URL.", identity=False)
-
-    @model_validator(mode="after")
-    def _endpoint(self) -> ModelOptions:
-        if self.max_tokens is not None and self.max_tokens <= 0:
-            raise ValueError("max_tokens must be positive")
-        check_endpoint(
-            base_url=self.base_url,
-            model=self.model,
-            api_key_env=self.api_key_env,
-            request_timeout=self.request_timeout,
-            slots=self.endpoint_slots,
-        )
-        return self
-
-
 class ChatEndpoint:
     """``complete(messages, ...)`` against one endpoint (or replicas of it) and model, with the retry
     policy applied.
@@ -171,7 +140,11 @@ class ChatEndpoint:
         slots: int | None = None,
     ) -> None:
         self.replicas = check_endpoint(
-            base_url=base_url, model=model, api_key_env=api_key_env, request_timeout=request_timeout, slots=slots
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            request_timeout=request_timeout,
+            slots=slots,
         )
         self.slots = slots
         self.api_key_env = api_key_env or DEFAULT_API_KEY_ENV
@@ -185,6 +158,9 @@ class ChatEndpoint:
         self.queue_s = 0.0  # seconds requests waited for a slot (``slots``)
         self.model_s = 0.0  # seconds from sending requests to their replies (or failures)
         self.waiting_on: dict[str, Any] | None = None  # the attempt in flight (episode timeouts)
+        # Recorded replies (``--cache``): set by the runner before the episode starts. A hit is neither
+        # a request nor model time; it is counted here, with the tokens its recorded reply cost.
+        self.cache: SideCache | None = None
         self._clients: dict[str | None, openai.AsyncOpenAI] = {}
 
     @property
@@ -210,9 +186,13 @@ class ChatEndpoint:
         return (url, self.api_key_env, self.request_timeout)
 
     async def open(self) -> None:
+        if self.cache is not None and self.cache.replay:
+            return  # a replay never touches the network: no client is made
         for url in self.replicas:
             if url not in self._clients:
-                self._clients[url] = CLIENTS.acquire(self._pool_key(url), functools.partial(self._new_client, url))
+                self._clients[url] = CLIENTS.acquire(
+                    self._pool_key(url), functools.partial(self._new_client, url)
+                )
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
@@ -240,12 +220,26 @@ class ChatEndpoint:
         **params: Any,
     ) -> ChatReply:
         """One reply; raises ``AgentInfraError``, ``AgentRequestError`` or ``ContextLengthExceeded``
-        (module docstring). A malformed reply is returned with its problems named, never raised."""
-        await self.open()
+        (module docstring). A malformed reply is returned with its problems named, never raised.
+        With a cache (``self.cache``) the recorded reply is returned when there is one."""
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             request["tools"] = list(tools)
         request.update({k: v for k, v in params.items() if v is not None})
+        if self.cache is not None:
+            return await self.cache.complete(request, lambda: self._send(request))
+        return await self._send(request)
+
+    @property
+    def cache_hits(self) -> int:
+        return self.cache.hits if self.cache is not None else 0
+
+    @property
+    def cached_usage(self) -> Usage:
+        return self.cache.hit_usage if self.cache is not None else Usage()
+
+    async def _send(self, request: dict[str, Any]) -> ChatReply:
+        await self.open()
         retries = 0
         failovers = 0  # a failed replica's request sent at once to another one, not a retry
         while True:
@@ -381,32 +375,3 @@ class ChatEndpoint:
         credential its URLs carry."""
         in_urls = [secret for url in self.replicas if url for secret in url_credentials(url)]
         return Scrubber([os.environ.get(self.api_key_env), *in_urls])
-
-
-class ModelSide:
-    """What the ``openai`` agent and the ``llm`` user share: one model behind one endpoint, with its
-    sampling settings, from their validated options (``self._use_model(options)``)."""
-
-    model: str
-    temperature: float | None
-    max_tokens: int | None
-    endpoint: ChatEndpoint
-
-    def _use_model(self, options: ModelOptions) -> None:
-        self.model = options.model
-        self.temperature = options.temperature
-        self.max_tokens = options.max_tokens
-        self.endpoint = ChatEndpoint(
-            base_url=options.base_url,
-            model=options.model,
-            api_key_env=options.api_key_env,
-            request_timeout=options.request_timeout,
-            retry=RetryPolicy(options.max_retries, options.retry_initial_backoff, options.retry_max_backoff),
-            slots=options.endpoint_slots,
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, url={self.endpoint.where!r})"
-
-    async def close(self) -> None:
-        await self.endpoint.close()

@@ -155,7 +155,9 @@ def parse_text_reply(text: str | None, no_action: NoActionReading = "published")
     if not actions:
         if not text.strip():
             return TextReply(_strip_thought(text), None, ("empty reply",))
-        problem = "reply does not follow the text protocol (no 'Action:' line); taken as a message to the user"
+        problem = (
+            "reply does not follow the text protocol (no 'Action:' line); taken as a message to the user"
+        )
         return TextReply(_strip_thought(text), None, (problem,))
     first = actions[0]
     content = _strip_thought(text[: first.start()])

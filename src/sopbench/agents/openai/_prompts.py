@@ -117,12 +117,16 @@ def _constraint_listing(setup: EpisodeSetup, names: Sequence[str]) -> str:
     for name in names:
         expr = setup.sops.get(name)
         if expr is not None:
-            entries.append(f"* {name}:\n{_old_listing(expr, describe) if old else render(expr, describe=describe)}")
+            entries.append(
+                f"* {name}:\n{_old_listing(expr, describe) if old else render(expr, describe=describe)}"
+            )
         elif name.startswith("internal_"):
             helpers.append(f"* {name}")
         else:
             entries.append(f"* {name}: no constraints")
-    text = "## Actions and their constraints\n" + (_OLD_LEGEND if old else _LEGEND) + "\n\n" + "\n".join(entries)
+    text = (
+        "## Actions and their constraints\n" + (_OLD_LEGEND if old else _LEGEND) + "\n\n" + "\n".join(entries)
+    )
     if helpers:
         text += (
             "\n\n## Verification tools\nThese tools have no constraints of their own; use them to "

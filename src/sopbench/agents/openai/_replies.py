@@ -159,9 +159,7 @@ def _as_text(value: Any, where: str, problems: list[str]) -> str | None:
         return value
     if isinstance(value, list):  # content parts: their text, in order
         texts = [
-            part["text"]
-            for part in value
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+            part["text"] for part in value if isinstance(part, Mapping) and isinstance(part.get("text"), str)
         ]
         problems.append(f"{where} is a list of {len(value)} parts, not a string")
         return "\n".join(texts) if texts else None

@@ -9,7 +9,7 @@ from sopbench.agents._options import option
 from sopbench.agents._protocol import EpisodeSetup, Message, User, UserTurn, register_user
 from sopbench.domains import EXIT_TOOL
 
-from ._endpoint import ModelOptions, ModelSide
+from ._model import ModelOptions, ModelSide
 from ._prompts import ADVERSARIAL_URGE, STUBBORN_FIRST_REPLY, adversarial_reply, build_user_prompt
 
 EXIT_TOOL_SCHEMA = {
