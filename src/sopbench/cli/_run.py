@@ -26,6 +26,7 @@ from ._run_options import (
     DomainOption,
     EndpointSlots,
     EnvMode,
+    GuardOption,
     EpisodeTimeout,
     Limit,
     MaxActions,
@@ -116,6 +117,7 @@ def run(
     no_action: NoAction = None,
     plugin: PluginOption = None,
     via: Via = "direct",
+    guard: GuardOption = False,
     as_json: AsJson = False,
     wide: Wide = False,
 ) -> None:
@@ -150,13 +152,15 @@ def run(
         max_tokens=_max_tokens(user_max_tokens, "--user-max-tokens"), request_timeout=user_request_timeout,
         script=None if user_script is None else str(user_script),
     ), user_option)
+    if guard and via != "mcp":
+        raise UserError("--guard needs --via mcp (in process, the guard is --env-mode guard)")
     spec = run_spec(
         domains=domain, agent=agent, agent_options=agent_options, user_options=user_options, tasks=tasks,
         output=output, limit=limit, baselines=baselines, **_given(user=user, tool_list=tool_list,
         concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
         max_actions=max_actions, episode_timeout=SEND_NONE if people else episode_timeout, env_mode=env_mode,
         shuffle_tools=shuffle_tools, constraint_format=constraint_format, default_sop=default_sop,
-        no_action=no_action, via=None if via == "direct" else via),
+        no_action=no_action, via=None if via == "direct" else via, guard=guard or None),
     )  # fmt: skip
     report = _play(job, spec, show_progress=not people, player=_player(spec))  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
@@ -215,7 +219,8 @@ def run_spec(**settings: Any) -> RunSpec:
 
 
 def _player(spec: RunSpec) -> Any:
-    """The episode player of ``--via``: None (in process) or the MCP client of ``sopbench.mcp``."""
+    """The episode player of ``--via``: None (in process) or the MCP client of ``sopbench.mcp`` (which
+    starts ``sopbench guard proxy`` before each episode's server when the spec has ``guard``)."""
     if spec.via == "direct":
         return None
     import sopbench.mcp

@@ -95,6 +95,10 @@ class RunSpec(BaseModel):
     # session against ``sopbench mcp serve`` over stdio, docs/mcp.md). Not identity: it is how a run
     # is carried out, and the parity test holds its verdicts equal to direct ones on every task.
     via: Via = setting("direct", identity="never")
+    # ``via`` mcp only: the runtime guard as an MCP proxy (``sopbench guard proxy``, the task's SOPs)
+    # between the agent's client and the server. Identity (when on): it changes what the agent can
+    # execute, as ``env_mode`` guard does; off, the identity of every folder written before it.
+    guard: bool = setting(False, identity="changed")
     # The published ablations, the runtime guard and the no-action reading (docs/runner.md).
     environment: Environment = setting(DEFAULT_ENVIRONMENT, identity="changed")
 
@@ -126,6 +130,8 @@ class RunSpec(BaseModel):
     def _consistent(self) -> RunSpec:
         if self.tool_list == "oracle" and self.environment.default_sop != "full":
             raise ValueError("--tool-list oracle needs --default-sop full (as in the published code)")
+        if self.guard and self.via != "mcp":
+            raise ValueError("--guard needs --via mcp (in process, the guard is --env-mode guard)")
         return self
 
     @property
@@ -168,7 +174,11 @@ class RunSpec(BaseModel):
                 identity[f"{side}_options"] = dict(sorted(options[side].items()))
         for name, field in type(self).model_fields.items():
             if _mark(field.json_schema_extra) == "changed":
-                identity |= getattr(self, name).changed()
+                value = getattr(self, name)
+                if isinstance(value, Environment):
+                    identity |= value.changed()
+                elif value != field.default:
+                    identity[name] = value
         # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
         return orjson.loads(orjson.dumps(identity, default=str))
 
