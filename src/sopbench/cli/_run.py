@@ -29,6 +29,7 @@ from ._run_options import (
     EndpointSlots,
     EnvMode,
     EpisodeTimeout,
+    GuardOption,
     Limit,
     MaxActions,
     MaxRetries,
@@ -120,6 +121,7 @@ def run(
     cache_mode: CacheModeOption = None,
     plugin: PluginOption = None,
     via: Via = "direct",
+    guard: GuardOption = False,
     as_json: AsJson = False,
     wide: Wide = False,
 ) -> None:
@@ -162,7 +164,8 @@ def run(
         concurrency=1 if people else concurrency, runs=runs, seed=seed, max_turns=max_turns,
         max_actions=max_actions, episode_timeout=SEND_NONE if people else episode_timeout, env_mode=env_mode,
         shuffle_tools=shuffle_tools, constraint_format=constraint_format, default_sop=default_sop,
-        no_action=no_action, via=None if via == "direct" else via, cache=cache, cache_mode=cache_mode),
+        no_action=no_action, via=None if via == "direct" else via, guard=guard or None, cache=cache,
+        cache_mode=cache_mode),
     )  # fmt: skip
     report = _play(job, spec, show_progress=not people, player=_player(spec))  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
@@ -229,7 +232,8 @@ def run_spec(**settings: Any) -> RunSpec:
 
 
 def _player(spec: RunSpec) -> Any:
-    """The episode player of ``--via``: None (in process) or the MCP client of ``sopbench.mcp``."""
+    """The episode player of ``--via``: None (in process) or the MCP client of ``sopbench.mcp`` (which
+    starts ``sopbench guard proxy`` before each episode's server when the spec has ``guard``)."""
     if spec.via == "direct":
         return None
     import sopbench.mcp

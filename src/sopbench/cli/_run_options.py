@@ -232,6 +232,15 @@ Via = Annotated[
         "against `sopbench mcp serve` over stdio, per episode; needs the mcp extra).",
     ),
 ]
+GuardOption = Annotated[
+    bool,
+    typer.Option(
+        "--guard",
+        help="With --via mcp: put the runtime guard (`sopbench guard proxy`, the task's SOPs) between the "
+        "agent's MCP client and the server; a call whose SOP is not verified is refused and never runs. "
+        "Part of the run's identity; each refusal is noted in the episode's problems (docs/mcp.md).",
+    ),
+]
 UserOptionPairs = Annotated[
     list[str] | None,
     typer.Option(

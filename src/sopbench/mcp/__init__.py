@@ -29,6 +29,8 @@ _LAZY = {
     "mcp_player": "_client",
     "play_via_mcp": "_client",
     "server_argv": "_client",
+    "guard_argv": "_client",
+    "guard_refusals": "_client",
 }
 
 

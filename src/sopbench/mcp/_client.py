@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -76,8 +76,26 @@ def server_argv(config: RunSpec, episode: Episode, output: Path) -> list[str]:
     return argv
 
 
-def mcp_player(proxy: Sequence[str] = ()) -> EpisodePlayer:
-    """The episode player of ``run --via mcp`` (``proxy``: argv put before the server's)."""
+def guard_argv(config: RunSpec, episode: Episode, log: Path) -> list[str]:
+    """The command line of ``sopbench guard proxy`` guarding ``episode`` with its task's SOPs (what
+    ``--env-mode guard`` enforces), its decisions appended to ``log``; the server's argv follows."""
+    return [
+        sys.executable, "-m", "sopbench.cli", "guard", "proxy",
+        "--domain", episode.task.domain,
+        "--task", episode.task_id,
+        "--tasks", str(config.tasks_path),
+        "--log", str(log),
+        "--",
+    ]  # fmt: skip
+
+
+Proxy = Sequence[str] | Callable[[RunSpec, Episode, Path], Sequence[str]]
+
+
+def mcp_player(proxy: Proxy = ()) -> EpisodePlayer:
+    """The episode player of ``run --via mcp`` (``proxy``: argv put before the server's, or a
+    function of the run, the episode and its scratch folder that returns it). A run with ``guard``
+    puts ``sopbench guard proxy`` first (``guard_argv``)."""
 
     async def player(
         config: RunSpec, episode: Episode, attempts: int, cache: CacheSession | None = None
@@ -88,13 +106,21 @@ def mcp_player(proxy: Sequence[str] = ()) -> EpisodePlayer:
     return player
 
 
+GUARD_LOG = "guard.jsonl"  # the proxy's decision log, in the episode's scratch folder
+
+
 async def play_via_mcp(
-    config: RunSpec, episode: Episode, attempts: int, *, proxy: Sequence[str] = ()
+    config: RunSpec, episode: Episode, attempts: int, *, proxy: Proxy = ()
 ) -> PlayedEpisode:
-    """Play one episode with the agent of ``config`` as an MCP client of ``sopbench mcp serve``."""
+    """Play one episode with the agent of ``config`` as an MCP client of ``sopbench mcp serve``
+    (through ``sopbench guard proxy`` when ``config.guard``)."""
     with tempfile.TemporaryDirectory(prefix="sopbench-mcp-") as folder:
         output = Path(folder) / "episode"
-        argv = [*proxy, *server_argv(config, episode, output)]
+        log = Path(folder) / GUARD_LOG
+        before = list(proxy(config, episode, Path(folder)) if callable(proxy) else proxy)
+        if config.guard:
+            before += guard_argv(config, episode, log)
+        argv = [*before, *server_argv(config, episode, output)]
         agent = agent_factory(config.agent)(**config.agent_options.arguments())
         driver = _Driver(config, episode, agent)
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
@@ -116,6 +142,7 @@ async def play_via_mcp(
         said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
         errlog.close()
         rows = list(read_run(output, records=False).rows) if (output / "results.sqlite").is_file() else []
+        refusals = guard_refusals(log) if config.guard else []
         if not rows and said:
             driver.failure = f"{driver.failure or 'no episode'}; the server said: {said[-1]}"
     if not rows:  # the server did not start, or died: this episode's infrastructure failed
@@ -130,11 +157,32 @@ async def play_via_mcp(
         usage={"prompt_tokens": driver.usage.prompt_tokens, "completion_tokens": driver.usage.completion_tokens},
         agent_steps=driver.steps,
         attempts=attempts,
+        problems=[*rows[0].problems, *refusals],
     )
     if driver.failure is not None and row.status == "infra_error":
         row = dataclasses.replace(row, reason=f"agent: {driver.failure}; server: {row.reason}")
     return PlayedEpisode(row, agent.shown())
 
+
+
+def guard_refusals(log: Path) -> list[str]:
+    """The calls the guard proxy did not pass to the server, as ``--env-mode guard`` notes them in the
+    row's problems (the server never saw them: they are not in its transcript, nor executed)."""
+    if not log.is_file():
+        return []
+    noted = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            decision = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(decision, dict):
+            continue
+        if decision.get("decision") == "refused":
+            noted.append(f"refused by the guard: {decision.get('explanation')}")
+        elif decision.get("decision") == "invalid":
+            noted.append(f"not judged by the guard: {decision.get('explanation')}")
+    return noted
 
 
 class _Driver:

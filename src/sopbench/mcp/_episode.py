@@ -42,7 +42,7 @@ class Answer:
     """The result of one request of the client."""
 
     text: str
-    error: bool = False  # a malformed call, an unknown tool, a guard refusal, or no episode to play
+    error: bool = False  # a malformed call, an unknown tool, a failed tool, a guard refusal, or no episode
     ended: str | None = None  # the episode's end reason when it ended with (or before) this request
 
 
@@ -106,7 +106,7 @@ class SessionAgent(Agent):
             text = str(after[-1].get("content") or "")
             assert self.episode is not None
             calls = self.episode.result.calls[self.calls_before :]
-            error = any(c.problem is not None or c.refused for c in calls)
+            error = any(c.problem is not None or c.refused or c.failed for c in calls)
         elif ended == "exit_conversation":
             text = "The conversation has ended."
         else:

@@ -36,6 +36,7 @@ class ExecutedCall:
     output: str
     problem: str | None = None  # why the call is malformed (None: well-formed)
     refused: bool = False  # env_mode guard: its SOP was not verified, so it was not executed
+    failed: bool = False  # executed, and the tool failed (``ToolOutcome.ok`` false): it verifies nothing
 
 
 class ToolDesk:
@@ -54,7 +55,9 @@ class ToolDesk:
         call = self._answer(request)
         if request.problem is not None:  # malformed as sent (the agent says how): counted as such
             problem = request.problem if call.problem is None else f"{request.problem}; {call.problem}"
-            call = ExecutedCall(call.id, call.name, call.arguments_text, call.arguments, call.output, problem)
+            call = ExecutedCall(
+                call.id, call.name, call.arguments_text, call.arguments, call.output, problem, failed=call.failed
+            )
         return call
 
     def _answer(self, request: ToolCallRequest) -> ExecutedCall:
@@ -75,7 +78,7 @@ class ToolDesk:
         content = outcome.content("value")
         if self.session is not None:
             self.session.record(GuardedCall(name, arguments, content, outcome.ok))
-        return ExecutedCall(request.id, name, text, arguments, content, problem)
+        return ExecutedCall(request.id, name, text, arguments, content, problem, failed=not outcome.ok)
 
 
 def _argument_problem(system: LenientSystem | StrictSystem, name: str, arguments: Mapping[str, Any]) -> str | None:

@@ -99,6 +99,10 @@ class RunSpec(BaseModel):
     # Recorded model replies (``--cache``, ``--cache-mode``): how the replies are obtained, never which.
     cache: Path | None = setting(None, identity="never")
     cache_mode: CacheMode | None = setting(None, identity="never")  # None: read-write with a cache
+    # ``via`` mcp only: the runtime guard as an MCP proxy (``sopbench guard proxy``, the task's SOPs)
+    # between the agent's client and the server. Identity (when on): it changes what the agent can
+    # execute, as ``env_mode`` guard does; off, the identity of every folder written before it.
+    guard: bool = setting(False, identity="changed")
     # The published ablations, the runtime guard and the no-action reading (docs/runner.md).
     environment: Environment = setting(DEFAULT_ENVIRONMENT, identity="changed")
 
@@ -136,6 +140,8 @@ class RunSpec(BaseModel):
             # Over MCP the user is played by the server's process, which keeps no cache session: a
             # replay would still reach the user's model, so the pair is refused rather than half-kept.
             raise ValueError("--cache is not available with --via mcp yet (the server's user would not be recorded)")
+        if self.guard and self.via != "mcp":
+            raise ValueError("--guard needs --via mcp (in process, the guard is --env-mode guard)")
         return self
 
     @property
@@ -185,7 +191,11 @@ class RunSpec(BaseModel):
                 identity[f"{side}_options"] = dict(sorted(options[side].items()))
         for name, field in type(self).model_fields.items():
             if _mark(field.json_schema_extra) == "changed":
-                identity |= getattr(self, name).changed()
+                value = getattr(self, name)
+                if isinstance(value, Environment):
+                    identity |= value.changed()
+                elif value != field.default:
+                    identity[name] = value
         # As the store keeps it (JSON): a tuple and a list of the same values compare equal.
         return orjson.loads(orjson.dumps(identity, default=str))
 
