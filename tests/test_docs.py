@@ -91,7 +91,9 @@ def test_every_file_and_name_a_document_gives_exists(document: Path) -> None:
             problems.append(f"{document.name}:{number}: {path} does not exist")
             continue
         problems += [
-            f"{document.name}:{number}: {path} does not define {name}" for name in names if not defines(file, name)
+            f"{document.name}:{number}: {path} does not define {name}"
+            for name in names
+            if not defines(file, name)
         ]
     assert problems == []
 
@@ -106,7 +108,11 @@ def test_the_documents_pin_names_to_files() -> None:
 @pytest.mark.parametrize(
     ("line", "path", "names"),
     [
-        ("| x | `src/sopbench/scoring/_engine.py` (`_score`) |", "src/sopbench/scoring/_engine.py", ["_score"]),
+        (
+            "| x | `src/sopbench/scoring/_engine.py` (`_score`) |",
+            "src/sopbench/scoring/_engine.py",
+            ["_score"],
+        ),
         ("`a/b.py` (`one`, `Two.three`)", "a/b.py", ["one", "Two.three"]),
         ("calls `score_run` (`scoring/_api.py`), which", "scoring/_api.py", ["score_run"]),
         ("the fast paths in `traces/_fast.py`, the", "traces/_fast.py", []),
@@ -145,12 +151,26 @@ def resolves(dotted: str, *, module: bool) -> bool:
             if exc.name is not None and not exc.name.startswith("sopbench"):
                 pytest.skip(f"{dotted} needs {exc.name}, not installed")
             continue
+        except ImportError as exc:
+            skip_for_a_missing_extra(dotted, exc)
         for attribute in parts[cut:]:
-            if not hasattr(value, attribute):
-                return False
+            try:
+                if not hasattr(value, attribute):
+                    return False
+            except ImportError as exc:  # a lazily loaded name of an optional extra's package
+                skip_for_a_missing_extra(dotted, exc)
             value = getattr(value, attribute)
         return True
     return False
+
+
+def skip_for_a_missing_extra(dotted: str, exc: ImportError) -> None:
+    """A package of an optional extra says which extra it needs (its ImportError caused by the extra's
+    missing module): skip; any other import error is the document's or the code's and is raised."""
+    missing = exc.__cause__ or exc.__context__
+    if isinstance(missing, ModuleNotFoundError) and not (missing.name or "").startswith("sopbench"):
+        pytest.skip(f"{dotted} needs {missing.name}, not installed")
+    raise exc
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)

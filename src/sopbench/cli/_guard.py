@@ -114,6 +114,8 @@ def proxy(
     command = list(upstream or [])
     if not command:
         raise UserError("no upstream command: give the MCP server's command after -- (see --help)")
+    if log is not None:  # a log that would replace an input is refused first, with or without the extra
+        job.output(log, "--log", stdout_ok=False)
     guard = _guard(sop, domain, task, tasks)
     try:
         from sopbench.guard_proxy import UpstreamFailed, run_proxy
@@ -121,7 +123,6 @@ def proxy(
         raise UserError(str(exc)) from None
     sink: IO[bytes]
     if log is not None:
-        job.output(log, "--log", stdout_ok=False)
         try:
             sink = open(log, "ab")  # noqa: SIM115 - appended to line by line while the proxy runs
         except OSError as exc:

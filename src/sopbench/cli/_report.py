@@ -14,7 +14,14 @@ from ._app import app
 from ._contract import verb
 from ._job import Job, OutputTarget, UserError, current_job, err_console
 from ._options import ProtocolName, RankBy, Sources, choice, chosen_protocol, price_table_of, rank_choices
-from ._sources import baseline_tasks, find_sources, no_episode, nothing_found, run_folder_errors
+from ._sources import (
+    baseline_tasks,
+    find_sources,
+    no_episode,
+    nothing_found,
+    run_folder_errors,
+    scoring_options,
+)
 
 OutputOption = Annotated[
     Path | None,
@@ -91,7 +98,7 @@ def report(
             f"sopbench report needs the optional extra: pip install 'sopbench[report]' ({exc})"
         ) from None
 
-    from sopbench.results import ScoringOptions, report_leaderboard
+    from sopbench.results import report_leaderboard
 
     job = current_job()
     _check_viewer_url(viewer_url)
@@ -104,14 +111,17 @@ def report(
     if not len(found):
         nothing_found(sources, target)
         return
-    options = ScoringOptions(
-        protocol=chosen, floor_tasks=None if tasks is None else tuple(tasks), rank_by=rank_by, prices=price_table
-    )
+    options = scoring_options(chosen, tasks, rank_by=rank_by, prices=price_table)
     with job.progress(len(found), "read") as advance, run_folder_errors():
         board = report_leaderboard(found, options, progress=advance, on_problem=job.problem)
         built = build_html_report(
-            board, found, prices=options.prices, embed_episodes=embed_episodes, site=folder is not None,
-            viewer_url=viewer_url, on_problem=job.problem,
+            board,
+            found,
+            prices=options.prices,
+            embed_episodes=embed_episodes,
+            site=folder is not None,
+            viewer_url=viewer_url,
+            on_problem=job.problem,
             on_warning=lambda text: err_console().print(text, markup=False),
         )
     if built.episodes == 0:
@@ -126,7 +136,9 @@ def report(
     err_console().print(f"wrote {target} ({len(built.html.encode()) // 1024} KiB)", markup=False)
 
 
-def _targets(job: Job, output: Path | None, site: Path | None, embed: bool) -> tuple[OutputTarget | None, Path | None]:
+def _targets(
+    job: Job, output: Path | None, site: Path | None, embed: bool
+) -> tuple[OutputTarget | None, Path | None]:
     """The file (--output) or the folder (--site) to write: exactly one of them."""
     if (output is None) == (site is None):
         raise UserError("name where to write: --output FILE or --site DIR (one of them)")

@@ -37,6 +37,7 @@ from ._sources import (
     nothing_found,
     run_folder_errors,
     runs_to_jsonl,
+    scoring_options,
 )
 
 RunsOption = Annotated[
@@ -83,17 +84,17 @@ def evaluate(
     quirk mixes need exported trajectories. Records without a trajectory are counted and named.
     """
     from sopbench.report import EvaluationReport
-    from sopbench.results import ScoringOptions, evaluate
+    from sopbench.results import evaluate
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
     choice("--runs", runs, RUN_CHOICES)
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
-    options = ScoringOptions(
-        protocol=chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+    options = scoring_options(
+        chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
         prices=price_table_of(prices),
-    )
+    )  # fmt: skip
 
     def produce(sources, write, advance):
         with run_folder_errors():
@@ -171,7 +172,7 @@ def leaderboard(
     listed apart below the table.
     """
     from sopbench.report import records_without_trajectory, render_leaderboard
-    from sopbench.results import ScoringOptions, leaderboard
+    from sopbench.results import leaderboard
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
@@ -185,18 +186,23 @@ def leaderboard(
     if not len(sources):
         nothing_found(paths)
         return
-    options = ScoringOptions(
-        protocol=chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
-        floor_tasks=None if tasks is None else tuple(tasks), min_cases=min_cases, rank_by=rank_by,
-    )
+    options = scoring_options(
+        chosen, tasks, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
+        min_cases=min_cases, rank_by=rank_by,
+    )  # fmt: skip
     passes = 2 if compare_protocols else 1
     with (
         job.progress(passes * len(sources.files) + len(sources.run_folders), "scored") as advance,
         run_folder_errors(),
     ):
         report = leaderboard(
-            sources, options, pass_hat_k=pass_hat_k, by=breakdowns, compare=compare_protocols,
-            progress=advance, on_problem=job.problem,
+            sources,
+            options,
+            pass_hat_k=pass_hat_k,
+            by=breakdowns,
+            compare=compare_protocols,
+            progress=advance,
+            on_problem=job.problem,
         )
     named = records_without_trajectory(report.records_without_runs, not_done="not counted")
     if named is not None:
@@ -215,7 +221,9 @@ def _check_leaderboard_choices(output_format: str, runs: str, compare_protocols:
     choice("--format", output_format, LEADERBOARD_FORMATS)
     choice("--runs", runs, RUN_CHOICES)
     if compare_protocols and output_format == "csv":
-        raise UserError("--compare does not fit in one CSV table: use --format json (one document) or markdown")
+        raise UserError(
+            "--compare does not fit in one CSV table: use --format json (one document) or markdown"
+        )
 
 
 A = Annotated[Path, typer.Argument(metavar="A", help="A run folder, trajectory file or folder of them.")]
@@ -288,7 +296,7 @@ def compare(
     configuration (--config-a / --config-b), the same K, and the same task under each shared id.
     """
     from sopbench.report import COMPARE_FORMATS, CompareReport, render_compare
-    from sopbench.results import CompareError, RunFolderError, ScoringOptions, compare
+    from sopbench.results import CompareError, RunFolderError, compare
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
@@ -304,8 +312,13 @@ def compare(
     with job.progress(sum(len(side) for side in sides), "read") as advance:
         try:
             compared = compare(
-                sides[0], sides[1], ScoringOptions(protocol=chosen, runs=runs), config_a=config_a,
-                config_b=config_b, allow_different_tasks=allow_different_tasks, progress=advance,
+                sides[0],
+                sides[1],
+                scoring_options(chosen, runs=runs),
+                config_a=config_a,
+                config_b=config_b,
+                allow_different_tasks=allow_different_tasks,
+                progress=advance,
                 on_problem=job.problem,
             )
         except (CompareError, RunFolderError) as exc:

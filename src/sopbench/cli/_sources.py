@@ -7,14 +7,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sopbench.tasks import LoadError, Task
 
 if TYPE_CHECKING:
-    from sopbench.results import Sources
+    from sopbench.results import ScoringOptions, Sources
+    from sopbench.scoring import Protocol
 
 from ._job import OutputTarget, UserError, current_job, err_console, out_console
 
@@ -111,6 +112,13 @@ def baseline_tasks(tasks_dir: Path | None) -> list[Task] | None:
         return None
     current_job().inputs([tasks_dir], "--tasks-dir", contents=True)
     return read_tasks("--tasks-dir", tasks_dir, lambda: list(iter_all_tasks(tasks_dir)))
+
+
+def scoring_options(protocol: Protocol, tasks: list[Task] | None = None, **given: Any) -> ScoringOptions:
+    """The ``ScoringOptions`` a verb's options give (``tasks``: --tasks-dir's, the floors' tasks)."""
+    from sopbench.results import ScoringOptions
+
+    return ScoringOptions(protocol=protocol, floor_tasks=None if tasks is None else tuple(tasks), **given)
 
 
 @contextmanager

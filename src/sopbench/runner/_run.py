@@ -20,17 +20,16 @@ from sopbench.tasks import Task
 
 from ._baselines import baseline_summaries
 from ._caching import count_cache, open_caches
-from ._claim import claim, generated_seed
 from ._episode import AgentContractError
-from ._lock import RunLock
+from ._folder import open_run_folder
 from ._manifest import TaskSet
 from ._outcome import CacheCounts, Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
-from ._plan import Episode, Plan, plan_episodes, select_tasks
+from ._plan import Episode, Plan, select_tasks
 from ._read import read_run
 from ._row import never_replied
 from ._scored import EpisodePlayer, play_row, row_score
 from ._spec import RunSpec, RunSpecError
-from ._store import STORE_NAME, Store, dumps, open_existing
+from ._store import Store, dumps
 
 # After Ctrl-C or SIGTERM, episodes in flight may finish for this long; then they are abandoned (not
 # stored: resume runs them again). A second signal abandons them at once.
@@ -352,38 +351,6 @@ def _run_many(
         ]
         raise RunRefused(f"the run stopped: {'; '.join(str(n) for n in named)}", reports)
     return [(report, job.selected) for report, job in zip(reports, jobs, strict=True)]
-
-
-@dataclass
-class RunFolder:
-    """A run folder claimed for writing: its task set, its plan and its open store (the folder's
-    lock held until the ``ExitStack`` it was opened on closes)."""
-
-    task_set: TaskSet
-    episodes: Plan
-    store: Store
-
-    def done(self) -> set[tuple[str, int]]:
-        """The episodes of the plan the store holds as completed (a resume skips them)."""
-        finished = self.store.finished().items()
-        return {key for key, f in finished if f.status == "completed" and key in self.episodes}
-
-
-def open_run_folder(stack: ExitStack, config: RunSpec, selected: list[tuple[Task, str]]) -> RunFolder:
-    """Claim ``config.output`` for writing the episodes of ``selected``, as ``run`` does: a foreign
-    store is refused, the one-writer lock is taken and the manifest checked (``StoreError`` when the
-    folder holds another run, left as it was) and recorded. The lock and the store are released
-    when ``stack`` closes. For front ends that play episodes themselves (``sopbench mcp serve``)."""
-    task_set = TaskSet.of(config.tasks_path, generated_seed(config), selected)
-    episodes = plan_episodes(config, selected)
-    if (config.output / STORE_NAME).is_file():
-        open_existing(config.output).close()  # a foreign, newer or empty file is refused before anything
-    stack.enter_context(RunLock(config.output))
-    manifest, played = claim(config, task_set)  # read-only: a refused folder is left as it was
-    store = Store.for_run(config.output)
-    stack.callback(store.close)
-    store.record_manifest(manifest, played)
-    return RunFolder(task_set, episodes, store)
 
 
 def _sum(jobs: list[_Job]) -> Progress:

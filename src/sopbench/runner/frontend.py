@@ -3,9 +3,10 @@
 of a run, the progress line, and a run folder claimed by a front end that plays its own episodes.
 """
 
+from ._folder import RunFolder, open_run_folder
 from ._outcome import ProtocolCounts
 from ._progress import PROGRESS_INTERVAL_S, PROGRESS_STEP, PlainProgress, progress_line
-from ._run import NoTaskToPlay, RunFolder, RunRefused, open_run_folder, run_many
+from ._run import NoTaskToPlay, RunRefused, run_many
 from ._spec import EPISODE_TIMEOUT_S, MAX_RUNS, MAX_SEED, import_plugins, spec_options
 
 __all__ = [
