@@ -44,9 +44,7 @@ def main() -> int:
         generate(domains, tasks, seed=args.seed, goals=goals)
         generating = time.perf_counter() - started
         started = time.perf_counter()
-        config = RunSpec(
-            agent="reference", domains=tuple(domains), tasks=tasks, output=runs, baselines=False
-        )
+        config = RunSpec(agent="reference", domains=tuple(domains), tasks=tasks, output=runs, baselines=False)
         report = run(config)
         playing = time.perf_counter() - started
         sink = io.BytesIO()

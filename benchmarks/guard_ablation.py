@@ -75,7 +75,9 @@ def measure(config: RunSpec, tasks_by_id: dict) -> dict:
         outcome_right += verdict["database"] and verdict["permission"]
     store.close()
     return {
-        "agent": config.agent if config.agent != "replay" else f"replay {config.agent_options['trajectories']}",
+        "agent": config.agent
+        if config.agent != "replay"
+        else f"replay {config.agent_options['trajectories']}",
         "infra_errors": report.infra_errors,
         "env_mode": config.env_mode,
         "settings": {k: v for k, v in config.ablations().items() if k != "env_mode"},
@@ -95,8 +97,12 @@ def measure(config: RunSpec, tasks_by_id: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=Path, default=Path("../shared/sopbench/tasks"))
-    parser.add_argument("--ablations", action="store_true", help="also the reference agent under the other ablations")
-    parser.add_argument("--markdown", action="store_true", help="print a markdown table instead of JSON lines")
+    parser.add_argument(
+        "--ablations", action="store_true", help="also the reference agent under the other ablations"
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="print a markdown table instead of JSON lines"
+    )
     parser.add_argument(
         "--replay",
         metavar="FILE_NAME",
@@ -109,10 +115,17 @@ def main() -> None:
     replays = []
     if args.replay:
         for folder in sorted(p for p in args.trajectories.iterdir() if p.is_dir()):
-            path = next((folder / n for n in (args.replay, args.replay + ".gz") if (folder / n).exists()), None)
+            path = next(
+                (folder / n for n in (args.replay, args.replay + ".gz") if (folder / n).exists()), None
+            )
             if path is not None:
                 replays += [
-                    dict(agent="replay", env_mode=m, domains=(folder.name,), agent_options={"trajectories": str(path)})
+                    dict(
+                        agent="replay",
+                        env_mode=m,
+                        domains=(folder.name,),
+                        agent_options={"trajectories": str(path)},
+                    )
                     for m in ("prompt", "guard")
                 ]
     if args.ablations:
@@ -126,8 +139,9 @@ def main() -> None:
         probe = RunSpec(agent="reference", tasks=args.tasks, output=Path(scratch) / "probe")
         tasks_by_id = {task_id: task for task, task_id in select_tasks(probe)}
         for number, plan in enumerate(plans):
-            config = RunSpec(tasks=args.tasks, output=Path(scratch) / str(number), baselines=False,
-                               concurrency=8, **plan)
+            config = RunSpec(
+                tasks=args.tasks, output=Path(scratch) / str(number), baselines=False, concurrency=8, **plan
+            )
             result = measure(config, tasks_by_id)
             results.append(result)
             if not args.markdown:
@@ -135,13 +149,26 @@ def main() -> None:
         for mode in ("prompt", "guard"):  # a recorded model: one run per domain file, pooled
             parts = []
             for number, plan in enumerate(p for p in replays if p["env_mode"] == mode):
-                config = RunSpec(tasks=args.tasks, output=Path(scratch) / f"replay-{mode}-{number}",
-                                   baselines=False, concurrency=8, **plan)
+                config = RunSpec(
+                    tasks=args.tasks,
+                    output=Path(scratch) / f"replay-{mode}-{number}",
+                    baselines=False,
+                    concurrency=8,
+                    **plan,
+                )
                 parts.append(measure(config, tasks_by_id))
             if parts:
                 pooled = dict(parts[0], agent=f"replay of {args.replay}")
-                for key in ("episodes", "passed", "unverified_executions", "prevented", "forbidden_goal_executions",
-                            "outcome_right", "infra_errors", "seconds"):
+                for key in (
+                    "episodes",
+                    "passed",
+                    "unverified_executions",
+                    "prevented",
+                    "forbidden_goal_executions",
+                    "outcome_right",
+                    "infra_errors",
+                    "seconds",
+                ):
                     pooled[key] = sum(part[key] for part in parts)
                 for key in ("must_succeed", "must_refuse"):
                     pooled[key] = [sum(part[key][i] for part in parts) for i in (0, 1)]
@@ -150,17 +177,27 @@ def main() -> None:
                 if not args.markdown:
                     print(json.dumps(pooled), flush=True)
     if args.markdown:
-        print("| agent | env mode | other settings | pass rate | must succeed | must refuse | unverified "
-              "executions | prevented by the guard | forbidden goal executions | outcome right |")
+        print(
+            "| agent | env mode | other settings | pass rate | must succeed | must refuse | unverified "
+            "executions | prevented by the guard | forbidden goal executions | outcome right |"
+        )
         print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
         for r in results:
-            settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items()
-                                 if v != {"shuffle_tools": False, "constraint_format": "structured",
-                                          "default_sop": "full"}[k]) or "-"
+            settings = (
+                ", ".join(
+                    f"{k}={v}"
+                    for k, v in r["settings"].items()
+                    if v
+                    != {"shuffle_tools": False, "constraint_format": "structured", "default_sop": "full"}[k]
+                )
+                or "-"
+            )
             s, f = r["must_succeed"], r["must_refuse"]
-            print(f"| {r['agent']} | {r['env_mode']} | {settings} | {r['passed']}/{r['episodes']} = "
-                  f"{100 * r['pass_rate']:.2f}% | {s[0]}/{s[1]} | {f[0]}/{f[1]} | {r['unverified_executions']} | "
-                  f"{r['prevented']} | {r['forbidden_goal_executions']} | {r['outcome_right']} |")
+            print(
+                f"| {r['agent']} | {r['env_mode']} | {settings} | {r['passed']}/{r['episodes']} = "
+                f"{100 * r['pass_rate']:.2f}% | {s[0]}/{s[1]} | {f[0]}/{f[1]} | {r['unverified_executions']} | "
+                f"{r['prevented']} | {r['forbidden_goal_executions']} | {r['outcome_right']} |"
+            )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def main() -> int:
         runner_s = time.perf_counter() - started
         db = sqlite3.connect(base / "run" / STORE_NAME)
         runner = {
-            t: (json.loads(v), None if c is None else json.loads(c)) for t, v, c in db.execute("SELECT task_id, verdict, compat FROM episodes")
+            t: (json.loads(v), None if c is None else json.loads(c))
+            for t, v, c in db.execute("SELECT task_id, verdict, compat FROM episodes")
         }
         db.close()
 
@@ -85,7 +86,9 @@ def main() -> int:
         result = CliRunner().invoke(app, ["evaluate", log.location, "--output", str(out)])
         if result.exit_code != 0:
             print(f"sopbench evaluate exited {result.exit_code}: {result.output[-500:]}")
-        evaluated = {json.loads(line)["task_id"]: json.loads(line)["verdict"] for line in out.read_text().splitlines()}
+        evaluated = {
+            json.loads(line)["task_id"]: json.loads(line)["verdict"] for line in out.read_text().splitlines()
+        }
 
     same = sum(1 for t in runner if inspect.get(t) == runner[t])
     passed_runner = sum(v["passed"] for v, _ in runner.values())
@@ -97,8 +100,12 @@ def main() -> int:
     print(f"passed: sopbench run {passed_runner}, Inspect {passed_inspect}")
     print(f"sopbench evaluate on the Inspect log: {evaluate_same}/{len(inspect)} verdicts as the log holds")
     print(f"sopbench run: {runner_s:.1f} s, {1000 * runner_s / n:.1f} ms per task (play, score, store)")
-    print(f"inspect eval: {inspect_s:.1f} s, {1000 * inspect_s / n:.1f} ms per sample (max_samples {args.max_samples})")
-    print(f"Inspect overhead per sample: {1000 * (inspect_s - runner_s) / n:.1f} ms; ratio {inspect_s / runner_s:.1f}x")
+    print(
+        f"inspect eval: {inspect_s:.1f} s, {1000 * inspect_s / n:.1f} ms per sample (max_samples {args.max_samples})"
+    )
+    print(
+        f"Inspect overhead per sample: {1000 * (inspect_s - runner_s) / n:.1f} ms; ratio {inspect_s / runner_s:.1f}x"
+    )
     return 0 if same == n == len(inspect) and evaluate_same == len(inspect) else 1
 
 

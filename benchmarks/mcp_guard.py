@@ -69,7 +69,9 @@ def main() -> None:
           f"{unverified(nv_g, domain)} unverified executions, executed calls "
           f"{'identical to' if executed == [[(c['name'], c['arguments']) for c in r.tool_calls] for r in nv_g] else 'DIFFERENT from'} "
           f"--env-mode guard's, {nv_g_s:.0f} s")  # fmt: skip
-    print(f"no-verify --env-mode guard: {len(nv_d)} episodes, {unverified(nv_d, domain)} unverified executions")
+    print(
+        f"no-verify --env-mode guard: {len(nv_d)} episodes, {unverified(nv_d, domain)} unverified executions"
+    )
 
 
 if __name__ == "__main__":

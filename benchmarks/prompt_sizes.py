@@ -51,7 +51,9 @@ def counter(model_path: Path | None, approximate: bool) -> tuple[Callable[[str],
             gguf = model_path or bundled_gguf()
             vocab = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
             return (lambda text: len(vocab.tokenize(text.encode(), add_bos=False, special=False))), gguf.name
-    return (lambda text: round(len(text) / CHARS_PER_TOKEN)), f"approximation: {CHARS_PER_TOKEN:g} characters per token"
+    return (
+        lambda text: round(len(text) / CHARS_PER_TOKEN)
+    ), f"approximation: {CHARS_PER_TOKEN:g} characters per token"
 
 
 def task_files(tasks: Path | None) -> dict[str, Path]:
@@ -110,8 +112,12 @@ def markdown(rows: list[dict], unit: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=Path, help="a folder of <domain>_tasks.json[.gz] (default: the generated set)")
-    parser.add_argument("--model-path", type=Path, help="a GGUF whose tokenizer counts (default: the bundled one)")
+    parser.add_argument(
+        "--tasks", type=Path, help="a folder of <domain>_tasks.json[.gz] (default: the generated set)"
+    )
+    parser.add_argument(
+        "--model-path", type=Path, help="a GGUF whose tokenizer counts (default: the bundled one)"
+    )
     parser.add_argument("--approximate", action="store_true", help="count 4 characters as one token")
     parser.add_argument("--markdown", action="store_true", help="the table as Markdown on stdout")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")

@@ -52,10 +52,16 @@ def main() -> None:
         tables = "".join(table.markdown() for table in report.tables())
         timings.append(time.perf_counter() - start)
     statistics = min(timings)
-    print(f"runs scored: {len(scores)} in {scoring.files} files, {len(evaluation.configurations)} configurations")
-    print(f"JSON lines: {size / 1e6:.1f} MB; summary document: {len(document) / 1e3:.0f} kB; tables: {len(tables) / 1e3:.0f} kB")
+    print(
+        f"runs scored: {len(scores)} in {scoring.files} files, {len(evaluation.configurations)} configurations"
+    )
+    print(
+        f"JSON lines: {size / 1e6:.1f} MB; summary document: {len(document) / 1e3:.0f} kB; tables: {len(tables) / 1e3:.0f} kB"
+    )
     print(f"baseline (score every run, encode its line): {baseline:.2f} s")
-    print(f"statistics (summaries, intervals, pass^k, breakdowns, usage, document, tables): {statistics:.3f} s")
+    print(
+        f"statistics (summaries, intervals, pass^k, breakdowns, usage, document, tables): {statistics:.3f} s"
+    )
     print(f"ratio (baseline + statistics) / baseline: {(baseline + statistics) / baseline:.3f}")
 
 

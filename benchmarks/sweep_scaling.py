@@ -101,9 +101,23 @@ def main() -> None:
             servers += [p for p, _ in limited]
             for replicas in (1, 2, 4):
                 urls = [u for _, u in limited[:replicas]]
-                command = [*SOPBENCH, "run", "--agent", "openai", "--model", "loopback", "--domain", ",".join(domains),
-                           "--limit", str(args.replica_limit), "--concurrency", str(8 * args.slots), "--no-baselines",
-                           "--output", str(work / f"replicas{replicas}")]
+                command = [
+                    *SOPBENCH,
+                    "run",
+                    "--agent",
+                    "openai",
+                    "--model",
+                    "loopback",
+                    "--domain",
+                    ",".join(domains),
+                    "--limit",
+                    str(args.replica_limit),
+                    "--concurrency",
+                    str(8 * args.slots),
+                    "--no-baselines",
+                    "--output",
+                    str(work / f"replicas{replicas}"),
+                ]
                 for url in urls:
                     command += ["--base-url", url]
                 results[f"replicas_{replicas}_s"] = timed(command, env, f"replicas_{replicas}")
@@ -122,10 +136,32 @@ def main() -> None:
                 start = time.perf_counter()
                 for mode in MODES:
                     for tool_list in LISTS:
-                        timed([*SOPBENCH, "run", "--agent", "openai", "--model", "loopback", "--base-url", urls[0],
-                               "--tool-mode", mode, "--tool-list", tool_list, "--domain", ",".join(domains),
-                               "--limit", str(args.limit), "--concurrency", "1", "--no-baselines",
-                               "--output", str(work / "sequential" / f"{mode}-{tool_list}")], env)
+                        timed(
+                            [
+                                *SOPBENCH,
+                                "run",
+                                "--agent",
+                                "openai",
+                                "--model",
+                                "loopback",
+                                "--base-url",
+                                urls[0],
+                                "--tool-mode",
+                                mode,
+                                "--tool-list",
+                                tool_list,
+                                "--domain",
+                                ",".join(domains),
+                                "--limit",
+                                str(args.limit),
+                                "--concurrency",
+                                "1",
+                                "--no-baselines",
+                                "--output",
+                                str(work / "sequential" / f"{mode}-{tool_list}"),
+                            ],
+                            env,
+                        )
                 results["sequential_s"] = time.perf_counter() - start
             file = work / "sweep.toml"
             file.write_text(sweep_file(urls, domains, args.limit, 256), encoding="utf-8")
@@ -135,8 +171,19 @@ def main() -> None:
             )
             with LocalCluster(worker_nodes=2, head_cpus=0, worker_cpus=1) as cluster:
                 results["sweep_ray_s"] = timed(
-                    [*SOPBENCH, "sweep", str(file), "--output", str(work / "ray"), "--executor", "ray",
-                     "--address", cluster.address], {**cluster.env, **env}, "sweep_ray_driver"
+                    [
+                        *SOPBENCH,
+                        "sweep",
+                        str(file),
+                        "--output",
+                        str(work / "ray"),
+                        "--executor",
+                        "ray",
+                        "--address",
+                        cluster.address,
+                    ],
+                    {**cluster.env, **env},
+                    "sweep_ray_driver",
                 )
         finally:
             for server in servers:
@@ -161,7 +208,9 @@ def main() -> None:
     for key, value in results.items():
         print(f"{key:30} {value:8.2f}", file=sys.stderr)
     print(json.dumps(results, indent=2))
-    met = results.get("sweep_local_ratio", 0) >= RATIO_GOAL and results.get("sweep_ray_ratio", 0) >= RATIO_GOAL
+    met = (
+        results.get("sweep_local_ratio", 0) >= RATIO_GOAL and results.get("sweep_ray_ratio", 0) >= RATIO_GOAL
+    )
     raise SystemExit(0 if met else 1)
 
 

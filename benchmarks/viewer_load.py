@@ -70,7 +70,9 @@ print(time.perf_counter() - started, runs)
 def _address(url: str, number: int) -> str:
     """The stable address of the viewer's episode ``number`` (``/episode/<n>`` redirects there)."""
     page = 1 + number // 50
-    listed = json.loads(urllib.request.urlopen(f"{url}api/episodes?page={page}", timeout=60).read())["episodes"]
+    listed = json.loads(urllib.request.urlopen(f"{url}api/episodes?page={page}", timeout=60).read())[
+        "episodes"
+    ]
     return listed[number % 50]["address"]
 
 
@@ -103,10 +105,16 @@ def in_browser(url: str) -> dict[str, float] | None:
         first = driver.execute_script(load) / 1000
         Select(driver.find_element(By.NAME, "outcome")).select_by_value("failed")
         WebDriverWait(driver, 30).until(lambda d: "outcome=failed" in d.current_url)
-        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
+        )
         WebDriverWait(driver, 30).until(lambda d: d.execute_script(load) > 0)
         changed = driver.execute_script(load) / 1000
-        failed = driver.find_element(By.ID, "episodes").find_element(By.CSS_SELECTOR, "tbody tr a").get_attribute("href")
+        failed = (
+            driver.find_element(By.ID, "episodes")
+            .find_element(By.CSS_SELECTOR, "tbody tr a")
+            .get_attribute("href")
+        )
         driver.get(failed)
         episode = driver.execute_script(load) / 1000
     finally:
@@ -124,7 +132,17 @@ def main() -> None:
     base_seconds, runs = baseline(args.sources, args.protocol)
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "sopbench.cli", "view", *args.sources, "--port", "0", "--protocol", args.protocol],
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "view",
+            *args.sources,
+            "--port",
+            "0",
+            "--protocol",
+            args.protocol,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -143,26 +161,40 @@ def main() -> None:
         episodes = [get(url.rstrip("/") + address) for address in addresses]
         browser = in_browser(url)
         peak_kb = next(
-            (int(x.split()[1]) for x in Path(f"/proc/{process.pid}/status").read_text().splitlines() if x.startswith("VmHWM")),
+            (
+                int(x.split()[1])
+                for x in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                if x.startswith("VmHWM")
+            ),
             0,
         )
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
-    print(f"sources: {' '.join(args.sources)}; protocol {args.protocol}; {total} episodes shown, {runs} runs scored by the baseline")
+    print(
+        f"sources: {' '.join(args.sources)}; protocol {args.protocol}; {total} episodes shown, {runs} runs scored by the baseline"
+    )
     print("| measure | seconds | against |")
     print("|---|---|---|")
     print(f"| baseline: scoring with the library alone (fresh process) | {base_seconds:.2f} | |")
-    print(f"| start-up to the printed URL (read, score, index) | {startup:.2f} | {startup / base_seconds:.2f}x the baseline |")
+    print(
+        f"| start-up to the printed URL (read, score, index) | {startup:.2f} | {startup / base_seconds:.2f}x the baseline |"
+    )
     print(f"| first page over HTTP | {first:.3f} | {first / 1.0:.2f} of the 1 s target |")
     print(f"| list page, median of {len(pages)} | {statistics.median(pages):.3f} | |")
-    print(f"| filter change, median of {len(filters)} (max {max(filters):.3f}) | {statistics.median(filters):.3f} | {statistics.median(filters) / 0.3:.2f} of the 300 ms target |")
+    print(
+        f"| filter change, median of {len(filters)} (max {max(filters):.3f}) | {statistics.median(filters):.3f} | {statistics.median(filters) / 0.3:.2f} of the 300 ms target |"
+    )
     print(f"| episode page, median of {len(episodes)} | {statistics.median(episodes):.3f} | |")
     if browser is None:
         print("| in the browser | skipped: chromium/chromedriver not installed | |")
     else:
-        print(f"| in chromium: first page load | {browser['first page']:.3f} | {browser['first page']:.2f} of the 1 s target |")
-        print(f"| in chromium: filter change (page load) | {browser['filter change']:.3f} | {browser['filter change'] / 0.3:.2f} of the 300 ms target |")
+        print(
+            f"| in chromium: first page load | {browser['first page']:.3f} | {browser['first page']:.2f} of the 1 s target |"
+        )
+        print(
+            f"| in chromium: filter change (page load) | {browser['filter change']:.3f} | {browser['filter change'] / 0.3:.2f} of the 300 ms target |"
+        )
         print(f"| in chromium: episode page load | {browser['episode page']:.3f} | |")
     print(f"| peak memory of the viewer | {peak_kb / 1024:.0f} MB | |")
 

@@ -180,9 +180,7 @@ FORBIDDEN = {
     ],
     "siblings: report imports sweep": [("report/_scratch.py", "import sopbench.sweep\n")],
     "siblings: results imports the viewer": [("results/_scratch.py", "import sopbench.view\n")],
-    "siblings: scoring imports agents": [
-        ("scoring/_scratch.py", "from sopbench.agents import Agent\n")
-    ],
+    "siblings: scoring imports agents": [("scoring/_scratch.py", "from sopbench.agents import Agent\n")],
     "siblings: agents imports scoring": [("agents/_scratch.py", "import sopbench.scoring\n")],
     "siblings: traces imports domains": [("traces/_scratch.py", "import sopbench.domains\n")],
     # replay.py is a module, not a package: the scratch import goes at its end.

@@ -333,7 +333,10 @@ def test_tables_written_to_a_pipe_are_full_width_markdown(trajectories, tmp_path
     result = _run_piped("evaluate", str(trajectories), "-o", str(tmp_path / "out.jsonl"))
     assert result.returncode == 0, result.stderr
     assert "…" not in result.stdout
-    assert "| bank | 2 | 0.00% [0.0-65.8] | 0.00% (0/2) [0.0-65.8] | - | 0.00% [0.0-65.8] | 0 | 0 | 2 |" in result.stdout
+    assert (
+        "| bank | 2 | 0.00% [0.0-65.8] | 0.00% (0/2) [0.0-65.8] | - | 0.00% [0.0-65.8] | 0 | 0 | 2 |"
+        in result.stdout
+    )
     assert f"wrote {tmp_path / 'out.jsonl'}" in result.stdout.splitlines()  # never hard-wrapped
 
 
@@ -449,7 +452,9 @@ def test_an_output_that_is_a_named_pipe_is_refused_not_replaced(trajectories, tm
     os.mkfifo(pipe)
     result = invoke("evaluate", trajectories, "-o", pipe)
     assert result.exit_code == 2
-    assert stderr_lines(result) == [f"error: --output {pipe}: is a named pipe, not a file; name a regular file"]
+    assert stderr_lines(result) == [
+        f"error: --output {pipe}: is a named pipe, not a file; name a regular file"
+    ]
     assert stat.S_ISFIFO(pipe.stat().st_mode)
 
 
@@ -459,27 +464,44 @@ def test_generate_refuses_to_write_into_the_folder_it_compares_with(tmp_path):
     (folder / "bank_tasks.json").write_text('{"apply_credit_card": []}')
     before = (folder / "bank_tasks.json").read_bytes()
     result = invoke(
-        "generate", "--domain", "bank", "--goals", "apply_credit_card", "--compare", folder, "--output", folder
+        "generate",
+        "--domain",
+        "bank",
+        "--goals",
+        "apply_credit_card",
+        "--compare",
+        folder,
+        "--output",
+        folder,
     )
     assert result.exit_code == 2
     assert stderr_lines(result) == [
         f"error: --output {folder} is also an input folder (--compare); writing into it could destroy the "
         "input: choose another output folder"
     ]
-    assert (folder / "bank_tasks.json").read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [
-        "bank_tasks.json"
-    ]
+    assert (folder / "bank_tasks.json").read_bytes() == before and sorted(
+        p.name for p in folder.iterdir()
+    ) == ["bank_tasks.json"]
 
 
 def test_generate_refuses_a_problems_file_that_is_one_of_its_outputs(tmp_path):
     out = tmp_path / "gen"
     out.mkdir()
     result = invoke(
-        "generate", "--domain", "bank", "--goals", "apply_credit_card", "--output", out,
-        "--problems", out / "bank_tasks.json",
+        "generate",
+        "--domain",
+        "bank",
+        "--goals",
+        "apply_credit_card",
+        "--output",
+        out,
+        "--problems",
+        out / "bank_tasks.json",
     )
     assert result.exit_code == 2
-    assert stderr_lines(result) == [f"error: --problems and --output name the same file {out / 'bank_tasks.json'}"]
+    assert stderr_lines(result) == [
+        f"error: --problems and --output name the same file {out / 'bank_tasks.json'}"
+    ]
     assert list(out.iterdir()) == []
 
 
@@ -487,7 +509,10 @@ def test_generated_files_honour_the_umask(tmp_path):
     out = tmp_path / "gen"
     umask = os.umask(0o022)
     try:
-        assert invoke("generate", "--domain", "bank", "--goals", "apply_credit_card", "--output", out).exit_code == 0
+        assert (
+            invoke("generate", "--domain", "bank", "--goals", "apply_credit_card", "--output", out).exit_code
+            == 0
+        )
     finally:
         os.umask(umask)
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {

@@ -30,7 +30,9 @@ def test_every_verb_body_is_short():
         for module in sorted(CLI.glob("*.py"))
         for name, lines in verb_bodies(module.read_text()).items()
     }
-    assert len(bodies) == 17  # every verb of `sopbench --help` (data fetch, local build, mcp serve and guard proxy included)
+    assert (
+        len(bodies) == 17
+    )  # every verb of `sopbench --help` (data fetch, local build, mcp serve and guard proxy included)
     assert {name: lines for name, lines in bodies.items() if lines > LONGEST_BODY} == {}
 
 

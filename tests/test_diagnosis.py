@@ -12,7 +12,9 @@ from sopbench.domains import get_domain
 from sopbench.tasks import iter_all_tasks
 
 TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench" / "tasks"
-pytestmark = pytest.mark.skipif(not TASKS.exists(), reason="../shared/sopbench/tasks not found: published tasks needed")
+pytestmark = pytest.mark.skipif(
+    not TASKS.exists(), reason="../shared/sopbench/tasks not found: published tasks needed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,14 @@ def test_every_reference_trace_passes_and_every_mutant_gets_its_verdict(diagnosi
     assert diagnosis["surprises"] == []
     kinds = diagnosis["kinds"]
     assert kinds["reference"]["accepted"] == kinds["reference"]["fixtures"] == 903 - 22 - 9
-    for kind in ("skip_helper", "swap_chain_steps", "wrong_user", "execute_despite_false_constraint",
-                 "refuse_permitted", "claim_success_without_executing"):
+    for kind in (
+        "skip_helper",
+        "swap_chain_steps",
+        "wrong_user",
+        "execute_despite_false_constraint",
+        "refuse_permitted",
+        "claim_success_without_executing",
+    ):
         assert kinds[kind]["fixtures"] > 100, kind
         assert kinds[kind]["accepted"] == 0, kind
     assert kinds["harmless_extra_reads"]["rejected"] == 0
@@ -39,7 +47,9 @@ def test_every_reference_trace_passes_and_every_mutant_gets_its_verdict(diagnosi
 def test_tasks_no_agent_can_pass_are_reported_with_their_reason(diagnosis):
     # 22 goals are never offered to an agent (bank cancel_credit_card, pay_bill_with_credit_card).
     assert len(diagnosis["unreachable_goals"]) == 22
-    assert all("cancel_credit_card" in t or "pay_bill_with_credit_card" in t for t in diagnosis["unreachable_goals"])
+    assert all(
+        "cancel_credit_card" in t or "pay_bill_with_credit_card" in t for t in diagnosis["unreachable_goals"]
+    )
     # 9 tasks must succeed but need a helper behind credentials the user does not know.
     assert len(diagnosis["unverifiable_tasks"]) == 9
     assert all("cannot call" in t for t in diagnosis["unverifiable_tasks"])
@@ -47,8 +57,14 @@ def test_tasks_no_agent_can_pass_are_reported_with_their_reason(diagnosis):
 
 def test_reference_calls_log_in_before_reading_and_end_with_the_goal(tasks):
     bank = get_domain("bank")
-    task = next(t for t in tasks if t.domain == "bank" and t.goal == "transfer_funds" and t.action_should_succeed
-                and "identification" in t.user_known)
+    task = next(
+        t
+        for t in tasks
+        if t.domain == "bank"
+        and t.goal == "transfer_funds"
+        and t.action_should_succeed
+        and "identification" in t.user_known
+    )
     calls = reference_calls(bank, task)
     names = [name for name, _ in calls]
     assert names[-1] == "transfer_funds"
@@ -64,7 +80,9 @@ def test_seeds_change_the_mutants_but_not_the_outcome(tasks):
 
 
 def test_the_cli_prints_counts_and_exits_zero():
-    result = CliRunner().invoke(app, ["diagnose", "--seed", "42", "--tasks", "university", "--tasks-dir", str(TASKS), "--json"])
+    result = CliRunner().invoke(
+        app, ["diagnose", "--seed", "42", "--tasks", "university", "--tasks-dir", str(TASKS), "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     over_tasks = payload["tasks"]

@@ -54,6 +54,8 @@ def test_the_atomic_writer_refuses_what_the_output_guard_refuses(tmp_path):
         out.write(b"")
     assert store.read_bytes() == b"committed rows"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite-wal"]  # no temporary file left
+
+
 def test_a_gzip_bomb_is_a_load_error_and_never_inflated_whole(tmp_path, gzip_bomb):
     path = tmp_path / "bank" / "bomb.json.gz"
     path.parent.mkdir()

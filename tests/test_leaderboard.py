@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 from sopbench.cli import app
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "sopbench"
-pytestmark = pytest.mark.skipif(not SHARED.exists(), reason="../shared/sopbench not found: published data needed")
+pytestmark = pytest.mark.skipif(
+    not SHARED.exists(), reason="../shared/sopbench not found: published data needed"
+)
 
 COLUMNS = ["bank", "dmv", "healthcare", "online_market", "university", "library", "hotel"]
 # README row name -> the assistant model as trajectory file names spell it.
@@ -31,12 +33,21 @@ MODELS = {
 }
 # Cells the dev trajectories cover but cannot reproduce, and why.
 NOT_REPRODUCIBLE = {
-    ("o4-mini-high", "healthcare"): "83 of 130 records hold another task's conversation (misaligned_files.csv)",
+    (
+        "o4-mini-high",
+        "healthcare",
+    ): "83 of 130 records hold another task's conversation (misaligned_files.csv)",
     ("o4-mini-high", "library"): "the file's records are misaligned with their tasks (misaligned_files.csv)",
-    ("Llama3.1-70B-Instruct", "bank"): "only an older fireworks-hosted run is published, not the README's run",
+    (
+        "Llama3.1-70B-Instruct",
+        "bank",
+    ): "only an older fireworks-hosted run is published, not the README's run",
     ("Llama3.1-70B-Instruct", "dmv"): "only an older fireworks-hosted run is published, not the README's run",
     ("Llama3.1-70B-Instruct", "healthcare"): "only an older fireworks-hosted run is published (128 cases)",
-    ("Llama3.1-70B-Instruct", "library"): "only an older fireworks-hosted run is published, not the README's run",
+    (
+        "Llama3.1-70B-Instruct",
+        "library",
+    ): "only an older fireworks-hosted run is published, not the README's run",
 }
 
 
@@ -52,12 +63,25 @@ def _readme_rows():
 def rows():
     # The README was computed with credit cards read as the task data stores them (a list), on the
     # first run of each task (as the published table counted).
-    result = CliRunner().invoke(app, [
-        "leaderboard", str(SHARED / "trajectories"), "--protocol", "sopbench", "--runs", "first",
-        "--no-quirk", "credit_cards_as_shipped", "--format", "json", "--tasks-dir", str(SHARED / "tasks"),
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "leaderboard",
+            str(SHARED / "trajectories"),
+            "--protocol",
+            "sopbench",
+            "--runs",
+            "first",
+            "--no-quirk",
+            "credit_cards_as_shipped",
+            "--format",
+            "json",
+            "--tasks-dir",
+            str(SHARED / "tasks"),
+        ],
+    )
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout[result.stdout.index("["):])
+    return json.loads(result.stdout[result.stdout.index("[") :])
 
 
 def test_every_covered_readme_cell_is_reproduced_or_explained(rows):
@@ -69,8 +93,11 @@ def test_every_covered_readme_cell_is_reproduced_or_explained(rows):
             cells = [
                 row["cells"][domain]
                 for row in rows
-                if row["model"] in MODELS[name] and row["mode"] == mode and row["tool_list"] == "full"
-                and row["user"] is None and domain in row["cells"]
+                if row["model"] in MODELS[name]
+                and row["mode"] == mode
+                and row["tool_list"] == "full"
+                and row["user"] is None
+                and domain in row["cells"]
             ]
             if not cells:
                 continue
@@ -95,16 +122,34 @@ def test_all_runs_give_the_mean_pass_rate_and_pass_hat_k_columns():
     folder = SHARED / "trajectories" / "university"
     name = "ast_gpt-4.1-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json.gz"
     result = CliRunner().invoke(
-        app, ["leaderboard", str(folder / name), "--protocol", "sopbench", "--pass-hat-k", "--format", "json",
-              "--tasks-dir", str(SHARED / "tasks")],
+        app,
+        [
+            "leaderboard",
+            str(folder / name),
+            "--protocol",
+            "sopbench",
+            "--pass-hat-k",
+            "--format",
+            "json",
+            "--tasks-dir",
+            str(SHARED / "tasks"),
+        ],
     )
     assert result.exit_code == 0, result.output
     row = next(row for row in json.loads(result.stdout) if row["model"] == "gpt-4.1-mini")
     assert row["cells"]["Overall"]["cases"] == 132 and round(row["pass_rate"], 4) == 0.4697
     assert round(row["pass_hat_k"]["3"], 4) == 0.2727 and row["tasks_with_k"]["3"] == 44
     markdown = CliRunner().invoke(
-        app, ["leaderboard", str(folder / name), "--protocol", "sopbench", "--pass-hat-k", "--tasks-dir",
-              str(SHARED / "tasks")],
+        app,
+        [
+            "leaderboard",
+            str(folder / name),
+            "--protocol",
+            "sopbench",
+            "--pass-hat-k",
+            "--tasks-dir",
+            str(SHARED / "tasks"),
+        ],
     )
     assert "| pass^2 | pass^3 |" in markdown.stdout.splitlines()[0]
 
@@ -112,8 +157,9 @@ def test_all_runs_give_the_mean_pass_rate_and_pass_hat_k_columns():
 def test_markdown_and_csv_formats(tmp_path):
     folder = SHARED / "trajectories" / "university"
     for fmt, marker in (("markdown", "| # | model | mode |"), ("csv", "model,mode,tool list,user")):
-        result = CliRunner().invoke(app, ["leaderboard", str(folder), "--format", fmt, "--tasks-dir",
-                                          str(SHARED / "tasks")])
+        result = CliRunner().invoke(
+            app, ["leaderboard", str(folder), "--format", fmt, "--tasks-dir", str(SHARED / "tasks")]
+        )
         assert result.exit_code == 0, result.output
         assert marker in result.stdout
         assert "refuse-all" in result.stdout

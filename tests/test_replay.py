@@ -24,11 +24,29 @@ def _bank_task():
 def _run(task, calls, outputs, database):
     messages = [{"sender": "user", "content": task["user_prompt"]}]
     for i, ((name, args), output) in enumerate(zip(calls, outputs, strict=True)):
-        messages.append({"sender": "bank assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
+        messages.append(
+            {
+                "sender": "bank assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        )
         messages.append({"tool_call_id": f"c{i}", "tool_name": name, "content": output})
-    messages.append({"sender": "bank assistant", "content": None, "tool_calls": [
-        {"id": "x", "type": "function", "function": {"name": "exit_conversation", "arguments": "{}"}}]})
+    messages.append(
+        {
+            "sender": "bank assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "x", "type": "function", "function": {"name": "exit_conversation", "arguments": "{}"}}
+            ],
+        }
+    )
     return {"prompt": "", "interaction": messages, "database": database}
 
 
@@ -42,10 +60,19 @@ def trajectory_file(tmp_path):
     after["accounts"]["alice_smith"]["balance"] += 200.0
     run = _run(
         task,
-        [("internal_check_username_exist", {"username": "john_doe"}),
-         ("transfer_funds", {"username": "john_doe", "destination_username": "alice_smith", "amount": 200.0,
-                             "unit": "dollars"}),
-         ("no_such_tool", {})],
+        [
+            ("internal_check_username_exist", {"username": "john_doe"}),
+            (
+                "transfer_funds",
+                {
+                    "username": "john_doe",
+                    "destination_username": "alice_smith",
+                    "amount": 200.0,
+                    "unit": "dollars",
+                },
+            ),
+            ("no_such_tool", {}),
+        ],
         ["True", "True", "Error: Tool no_such_tool not found."],
         after,
     )
@@ -76,17 +103,21 @@ def test_replay_cli_writes_one_line_per_run_with_the_published_fields(trajectory
     line = lines[0]
     assert {"source", "domain", "record", "run", "tool_outputs", "final_database", "errors"} <= set(line)
     assert line["source"] == trajectory_file.as_posix() and line["record"] == 0 and line["run"] == 0
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
     assert summary["domains"][0]["tool_outputs_matching"] == 3
 
 
 def test_replay_cli_names_a_missing_path(tmp_path):
-    result = CliRunner().invoke(app, ["replay", str(tmp_path / "nope"), "--output", str(tmp_path / "o.jsonl")])
+    result = CliRunner().invoke(
+        app, ["replay", str(tmp_path / "nope"), "--output", str(tmp_path / "o.jsonl")]
+    )
     assert result.exit_code == 2
     assert "no such file or folder" in result.output
 
 
-@pytest.mark.skipif(not (SHARED / "trajectories").exists(), reason="../shared/sopbench not found: trajectories needed")
+@pytest.mark.skipif(
+    not (SHARED / "trajectories").exists(), reason="../shared/sopbench not found: trajectories needed"
+)
 def test_replay_of_all_published_trajectories_meets_the_fidelity_targets():
     summary = ReplaySummary()
     residual_databases = []

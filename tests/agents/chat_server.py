@@ -73,7 +73,9 @@ Responder = Callable[[dict[str, Any]], Reply]
 class ChatServer:
     """``with ChatServer(script) as server: ... server.url ...``; ``server.requests`` holds the bodies."""
 
-    def __init__(self, script: Sequence[Reply] | Responder, *, latency: float = 0.0, slots: int | None = None) -> None:
+    def __init__(
+        self, script: Sequence[Reply] | Responder, *, latency: float = 0.0, slots: int | None = None
+    ) -> None:
         self.latency = latency
         # At most ``slots`` replies in the making at once (a model server's batch): the endpoint
         # becomes the bottleneck, as a real one is.
@@ -120,7 +122,9 @@ class ChatServer:
         self.stop()
 
     # ---- called from handler threads ------------------------------------------------------------
-    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes, Reply]:
+    def answer(
+        self, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes, Reply]:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
@@ -137,7 +141,10 @@ class ChatServer:
         if reply.status != 200:
             payload = {"error": reply.error or {"message": f"HTTP {reply.status}"}}
             if reply.echo_headers:
-                payload["error"] = {**payload["error"], "message": f"{payload['error'].get('message')}: {headers}"}
+                payload["error"] = {
+                    **payload["error"],
+                    "message": f"{payload['error'].get('message')}: {headers}",
+                }
             return reply.status, reply.headers, json.dumps(payload).encode(), reply
         return 200, reply.headers, json.dumps(self._completion(body, reply)).encode(), reply
 

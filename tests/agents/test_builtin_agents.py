@@ -34,11 +34,7 @@ def _rows(folder: Path) -> list[EpisodeRow]:
 @pytest.fixture(scope="module")
 def reference_rows(published_tasks_dir, tmp_path_factory) -> list[EpisodeRow]:
     output = tmp_path_factory.mktemp("reference")
-    run(
-        RunSpec(
-            agent="reference", tasks=published_tasks_dir, output=output, concurrency=16, baselines=False
-        )
-    )
+    run(RunSpec(agent="reference", tasks=published_tasks_dir, output=output, concurrency=16, baselines=False))
     return _rows(output)
 
 

@@ -27,8 +27,13 @@ def one_task(tmp_path, published_tasks_dir: Path) -> Path:
 
 
 def _spawn(*args: str):
-    child = pexpect.spawn(SOPBENCH[0], [*SOPBENCH[1:], "run", *args, "--no-baselines"], encoding="utf-8",
-                          timeout=60, dimensions=(60, 220))
+    child = pexpect.spawn(
+        SOPBENCH[0],
+        [*SOPBENCH[1:], "run", *args, "--no-baselines"],
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(60, 220),
+    )
     return child
 
 
@@ -53,7 +58,9 @@ def test_a_person_plays_the_agent_with_help_and_validated_calls(one_task, tmp_pa
     child.expect("needs total_assets, monthly_income")
     child.sendline('internal_check_username_exist {"username": "john_doe"}')
     child.expect("result:.*True")
-    child.sendline('apply_credit_card {"username": "john_doe", "total_assets": 15000.0, "monthly_income": 4500.0}')
+    child.sendline(
+        'apply_credit_card {"username": "john_doe", "total_assets": 15000.0, "monthly_income": 4500.0}'
+    )
     child.expect("result:.*True")
     child.sendline("Your card application went through.")
     child.expect("user:.*exit_conversation")  # the fixed reply of the published loop
@@ -68,8 +75,16 @@ def test_a_person_plays_the_agent_with_help_and_validated_calls(one_task, tmp_pa
 
 
 def test_a_person_plays_the_user_and_sees_the_agents_messages(one_task, tmp_path):
-    child = _spawn("--agent", "refuse-all", "--user", "human", "--tasks", str(one_task),
-                   "--output", str(tmp_path / "out"))
+    child = _spawn(
+        "--agent",
+        "refuse-all",
+        "--user",
+        "human",
+        "--tasks",
+        str(one_task),
+        "--output",
+        str(tmp_path / "out"),
+    )
     child.expect("What you know:")
     child.expect("john_doe")
     child.expect("you>")

@@ -238,7 +238,9 @@ def test_a_no_action_call_in_fc_goes_to_the_runner_as_written():
         finally:
             await made.close()
 
-    with serve([Reply(content="Done.", tool_calls=((" None ", "{}"),)), Reply(tool_calls=(("N/A", "{}"),))]) as server:
+    with serve(
+        [Reply(content="Done.", tool_calls=((" None ", "{}"),)), Reply(tool_calls=(("N/A", "{}"),))]
+    ) as server:
         told, empty = asyncio.run(two_turns(server))
     assert told.content == "Done." and [(c.name, c.problem) for c in told.tool_calls] == [(" None ", None)]
     assert told.problems == ()

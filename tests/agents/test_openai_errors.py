@@ -64,7 +64,9 @@ def test_a_timeout_is_retried_then_given_up():
         assert run(server, request_timeout=0.5).ended_by == "agent"
     with (
         serve(lambda request: Reply(delay=3.0)) as server,
-        pytest.raises(AgentInfraError, match=r"gave up after 2 attempts; last error: no complete reply within 0.5 s"),
+        pytest.raises(
+            AgentInfraError, match=r"gave up after 2 attempts; last error: no complete reply within 0.5 s"
+        ),
     ):
         run(server, request_timeout=0.5, max_retries=1)
 

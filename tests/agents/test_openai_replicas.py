@@ -54,10 +54,34 @@ def test_one_replica_stopped_mid_run_the_run_completes_on_the_other(tmp_path: Pa
     out = tmp_path / "run"
     try:
         run = subprocess.Popen(
-            [sys.executable, "-c", "from sopbench.cli import main; main()", "run", "--agent", "openai", "--model", "m",
-             "--base-url", first_url, "--base-url", second_url, "--domain", "bank", "--limit", "12",
-             "--concurrency", "2", "--max-retries", "1", "--no-baselines", "--output", str(out)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                "from sopbench.cli import main; main()",
+                "run",
+                "--agent",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                first_url,
+                "--base-url",
+                second_url,
+                "--domain",
+                "bank",
+                "--limit",
+                "12",
+                "--concurrency",
+                "2",
+                "--max-retries",
+                "1",
+                "--no-baselines",
+                "--output",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             env={**os.environ, "OPENAI_API_KEY": "k"},
         )
         deadline = time.monotonic() + 60

@@ -61,6 +61,7 @@ def test_tool_choice_and_the_token_limit_can_be_changed_or_left_out():
 
 def test_the_llm_user_sends_tool_choice_with_its_exit_tool():
     user = LLMUser(model="u", base_url=None, api_key_env=KEY_ENV)
+
     def answer(request):
         return call("exit_conversation") if request["model"] == "u" else say("Please tell me your username.")
 
@@ -110,7 +111,18 @@ def test_a_timed_out_request_is_counted_and_sent_again_after_a_whole_backoff_ste
 
 
 @pytest.mark.parametrize(
-    "value", ["nan", "inf", "-inf", "-5", "1e308", "Wed, 21 Oct 2015 07:28:00 GMT", "soon", "", "Fri, 31 Dec 9999 23:59:59 GMT"]
+    "value",
+    [
+        "nan",
+        "inf",
+        "-inf",
+        "-5",
+        "1e308",
+        "Wed, 21 Oct 2015 07:28:00 GMT",
+        "soon",
+        "",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+    ],
 )
 def test_any_retry_after_value_gives_a_bounded_wait(value):
     started = time.monotonic()

@@ -12,8 +12,31 @@ from sopbench.agents.openai import parse_text_reply
 
 # The pieces the parser's patterns look for, and the characters they repeat over.
 PIECES = [
-    " ", "\t", "\n", "*", "#", ">", "<", ":", "_", "**", "Action", "action", "Action Input", "Input",
-    "Thought", "thought", "Observation", "end", "End Action", "<End Action>", "N/A", "{", "}", '"', "x",
+    " ",
+    "\t",
+    "\n",
+    "*",
+    "#",
+    ">",
+    "<",
+    ":",
+    "_",
+    "**",
+    "Action",
+    "action",
+    "Action Input",
+    "Input",
+    "Thought",
+    "thought",
+    "Observation",
+    "end",
+    "End Action",
+    "<End Action>",
+    "N/A",
+    "{",
+    "}",
+    '"',
+    "x",
 ]
 LENGTH = 100_000
 

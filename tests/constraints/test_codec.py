@@ -23,13 +23,19 @@ from sopbench.constraints import (
 names = st.sampled_from(["logged_in_user", "internal_check_username_exist", "amount_positive_restr", "x"])
 params = st.one_of(
     st.none(),
-    st.dictionaries(st.sampled_from(["username", "amount", "unit"]), st.sampled_from(["username", "dest", "amount"])),
+    st.dictionaries(
+        st.sampled_from(["username", "amount", "unit"]), st.sampled_from(["username", "dest", "amount"])
+    ),
 )
-singles_encoded = st.builds(lambda neg, n, p: ["single", ("not " if neg else "") + n, p], st.booleans(), names, params)
+singles_encoded = st.builds(
+    lambda neg, n, p: ["single", ("not " if neg else "") + n, p], st.booleans(), names, params
+)
 expressions = st.recursive(
     singles_encoded,
     lambda inner: st.builds(
-        lambda op, kids: [op, kids], st.sampled_from(["and", "or", "chain", "gate"]), st.lists(inner, min_size=1, max_size=4)
+        lambda op, kids: [op, kids],
+        st.sampled_from(["and", "or", "chain", "gate"]),
+        st.lists(inner, min_size=1, max_size=4),
     ),
     max_leaves=12,
 )
@@ -47,14 +53,25 @@ def test_negation_prefix_becomes_a_flag_and_round_trips():
 
 
 def test_null_params_and_empty_params_stay_distinct():
-    assert dump(parse(["single", "within_registration_period", None])) == ["single", "within_registration_period", None]
-    assert dump(parse(["single", "within_registration_period", {}])) == ["single", "within_registration_period", {}]
+    assert dump(parse(["single", "within_registration_period", None])) == [
+        "single",
+        "within_registration_period",
+        None,
+    ]
+    assert dump(parse(["single", "within_registration_period", {}])) == [
+        "single",
+        "within_registration_period",
+        {},
+    ]
 
 
 @pytest.mark.parametrize(
     ("encoded", "message"),
     [
-        (["and", [["single", "a", None], ["xor", [["single", "b", None]]]]], 'constraints[1][1]: unknown operator "xor"'),
+        (
+            ["and", [["single", "a", None], ["xor", [["single", "b", None]]]]],
+            'constraints[1][1]: unknown operator "xor"',
+        ),
         (["and", []], 'constraints: "and" has no children'),
         (["or", [["chain", []]]], 'constraints[1][0]: "chain" has no children'),
         (["single", "a"], 'constraints: "single" takes a name and a parameter map'),
@@ -70,9 +87,13 @@ def test_bad_expressions_name_the_path(encoded, message):
 
 
 def test_validate_names_an_unbound_variable_and_its_path():
-    expr = parse(["and", [["single", "a", {"username": "username"}], ["single", "b", {"username": "destination"}]]])
+    expr = parse(
+        ["and", [["single", "a", {"username": "username"}], ["single", "b", {"username": "destination"}]]]
+    )
     validate(expr, {"username", "destination"})
-    with pytest.raises(ConstraintError, match=r'constraints\[1\]\[1\]\[2\]: "b" maps "username" to variable "destination"'):
+    with pytest.raises(
+        ConstraintError, match=r'constraints\[1\]\[1\]\[2\]: "b" maps "username" to variable "destination"'
+    ):
         validate(expr, {"username"})
 
 

@@ -7,8 +7,20 @@ EXPR = parse(
         "and",
         [
             ["single", "logged_in_user", {"username": "username"}],
-            ["chain", [["single", "user_exists", {"username": "username"}], ["single", "enough", {"username": "username", "amount": "amount"}]]],
-            ["or", [["single", "not restricted", {"book": "title"}], ["single", "member", {"username": "username"}]]],
+            [
+                "chain",
+                [
+                    ["single", "user_exists", {"username": "username"}],
+                    ["single", "enough", {"username": "username", "amount": "amount"}],
+                ],
+            ],
+            [
+                "or",
+                [
+                    ["single", "not restricted", {"book": "title"}],
+                    ["single", "member", {"username": "username"}],
+                ],
+            ],
         ],
     ]
 )
@@ -48,7 +60,9 @@ def test_required_helpers_follow_verification_processes():
     rule = Rule("transfer", EXPR, ("username", "amount", "title"))
     verifiers = {
         "logged_in_user": parse(["single", "login_user", {"username": "username"}]),
-        "enough": parse(["or", [["single", "get_balance", {"username": "username"}], ["single", "get_db", None]]]),
+        "enough": parse(
+            ["or", [["single", "get_balance", {"username": "username"}], ["single", "get_db", None]]]
+        ),
         "restricted": None,
     }
     helpers = rule.required_helpers({"username": "alice", "amount": 5, "title": "Dune"}, verifiers)

@@ -153,7 +153,9 @@ def test_every_constraint_has_both_wordings_filled(name: str) -> None:
     domain = domain_of(name)
     cat = domain.catalogue
     names = {s.name for s in _catalogue_singles(domain)} | set(domain.checks) | set(cat.links)
-    names |= {link.name for link in cat.links.values()} | set(cat.constraint_dependencies) | set(cat.processes)
+    names |= (
+        {link.name for link in cat.links.values()} | set(cat.constraint_dependencies) | set(cat.processes)
+    )
     assert names <= set(domain.wordings), names - set(domain.wordings)
     for constraint, wording in domain.wordings.items():
         assert wording.positive and wording.negative and wording.positive != wording.negative, constraint
@@ -190,7 +192,9 @@ def test_offered_tool_schemas_are_valid_function_schemas(name: str) -> None:
         assert set(function) == {"name", "description", "strict", "parameters"}, tool.name
         assert NAME.match(function["name"]) and function["name"] == tool.name
         description = function["description"]
-        assert isinstance(description, str) and description.strip() and 20 < len(description) < 1024, tool.name
+        assert isinstance(description, str) and description.strip() and 20 < len(description) < 1024, (
+            tool.name
+        )
         assert isinstance(function["strict"], bool)
         params = function["parameters"]
         assert params["type"] == "object" and params["additionalProperties"] is False, tool.name
@@ -209,7 +213,9 @@ def test_offered_tool_schemas_are_valid_function_schemas(name: str) -> None:
 # ---- calls that never reach a tool body become error text -------------------------------------------
 
 
-def _assert_refused(system: LenientSystem, tool: str, arguments: Any, expected: Callable[[str], bool]) -> None:
+def _assert_refused(
+    system: LenientSystem, tool: str, arguments: Any, expected: Callable[[str], bool]
+) -> None:
     outcome = system.execute(tool, arguments)
     assert not outcome.ok, (tool, arguments)
     assert expected(outcome.content()), (tool, outcome.content()[:200])
@@ -252,7 +258,9 @@ def test_missing_and_unexpected_arguments_read_like_the_published_system(name: s
             _assert_refused(system, tool, json.dumps(missing), expected.__eq__)
         if tool not in EXTRA_ARGUMENTS_ACCEPTED.get(name, set()):
             extra = {**dict.fromkeys(required), "extra": 1}
-            _assert_refused(system, tool, extra, f"{qualified} got an unexpected keyword argument 'extra'".__eq__)
+            _assert_refused(
+                system, tool, extra, f"{qualified} got an unexpected keyword argument 'extra'".__eq__
+            )
 
 
 # ---- the published data ------------------------------------------------------------------------------
@@ -314,6 +322,8 @@ def test_recorded_tasks_validate_and_their_calls_are_answered_in_order(
                 answers = run.messages[position + 1 : position + 1 + len(calls)]
                 ids = [answer.tool_call_id if answer.is_tool else None for answer in answers]
                 if ids != [call.id for call in calls]:
-                    unanswered.append((record.file.name if record.file else "", record.index, run.index, position))
+                    unanswered.append(
+                        (record.file.name if record.file else "", record.index, run.index, position)
+                    )
     assert count > 0
     assert unanswered == []

@@ -498,7 +498,9 @@ def test_a_broken_database_is_rejected_with_its_location(breakage: Any, location
 # test_reference_paths.py; here, what the shipped card lookups change.
 
 
-def test_shipped_card_lookups_only_change_credit_card_goals(published_tasks: Callable[[str], list[Task]]) -> None:
+def test_shipped_card_lookups_only_change_credit_card_goals(
+    published_tasks: Callable[[str], list[Task]],
+) -> None:
     card_goals = {"cancel_credit_card", "get_credit_card_info", "pay_bill_with_credit_card"}
     shipped = {CREDIT_CARDS_OPTION: CARDS_AS_SHIPPED}
     changed = {

@@ -25,13 +25,27 @@ def catalogue(domain):
 
 
 def test_simplify_merges_nested_groups_drops_repeats_and_collapses():
-    expr = parse(["and", [["single", "a", None], ["and", [["single", "b", None], ["single", "a", None]]], ["or", [["single", "c", None]]]]])
-    assert dump(simplify(expr)) == ["and", [["single", "a", None], ["single", "b", None], ["single", "c", None]]]
+    expr = parse(
+        [
+            "and",
+            [
+                ["single", "a", None],
+                ["and", [["single", "b", None], ["single", "a", None]]],
+                ["or", [["single", "c", None]]],
+            ],
+        ]
+    )
+    assert dump(simplify(expr)) == [
+        "and",
+        [["single", "a", None], ["single", "b", None], ["single", "c", None]],
+    ]
 
 
 def test_expansion_guards_a_constraint_with_its_prerequisites():
     cat = catalogue("bank")
-    positive = parse(["single", "sufficient_account_balance", {"username": "destination", "amount": "amount"}])
+    positive = parse(
+        ["single", "sufficient_account_balance", {"username": "destination", "amount": "amount"}]
+    )
     assert dump(expand(positive, cat)) == [
         "chain",
         [["single", "internal_check_username_exist", {"username": "destination"}], dump(positive)],
@@ -60,7 +74,9 @@ def test_expanded_sops_are_logically_equivalent_to_the_published_ones(published_
         names = {s.name for s in singles(reference)} | {s.name for s in singles(mine[tool])}
         assert names == {s.name for s in singles(mine[tool])} | {s.name for s in singles(reference)}
         for _ in range(200):
-            truth = {(s.name, s.params): rng.random() < 0.7 for s in [*singles(reference), *singles(mine[tool])]}
+            truth = {
+                (s.name, s.params): rng.random() < 0.7 for s in [*singles(reference), *singles(mine[tool])]
+            }
             value = lambda s, truth=truth: truth[(s.name, s.params)]  # noqa: E731
             assert holds(mine[tool], value) == holds(reference, value), tool
 

@@ -502,7 +502,9 @@ def test_replay_reproduces_the_recorded_runs(published_trajectories_dir: Path):
         for mismatch in replay.mismatches():
             if "'dl_number'" not in (mismatch["recorded"] or ""):
                 unexplained.append((replay.source, replay.record, replay.run, mismatch))
-        if without_licence_numbers(replay.final_database) != without_licence_numbers(replay.recorded_database):
+        if without_licence_numbers(replay.final_database) != without_licence_numbers(
+            replay.recorded_database
+        ):
             unexplained.append((replay.source, replay.record, replay.run, "database"))
     assert unexplained == []
     (total,) = summary.rows()

@@ -91,7 +91,9 @@ def holds(system: LenientSystem | StrictSystem, name: str, **arguments: Any) -> 
 
 # ---- wordings ----------------------------------------------------------------------------------
 def test_wordings_fill_variable_names_and_parameter_values():
-    limit = DOMAIN.describe_single(parse(["single", "within_borrow_limit", {"username": "member"}]), {"borrow_limit": 7})
+    limit = DOMAIN.describe_single(
+        parse(["single", "within_borrow_limit", {"username": "member"}]), {"borrow_limit": 7}
+    )
     assert '"member"' in limit and "7" in limit
 
 
@@ -115,7 +117,9 @@ def test_borrow_unknown_title_keeps_the_published_partial_write(system):
     assert run(system, "borrow_book", username="ben", book_title="Nope") == "KeyError: None"
     assert None in system.db["accounts"]["ben"]["borrowed"]
     atomic = LenientSystem(DOMAIN, make_db())
-    assert atomic.execute("borrow_book", {"username": "ben", "book_title": "Nope"}).content() == "KeyError: None"
+    assert (
+        atomic.execute("borrow_book", {"username": "ben", "book_title": "Nope"}).content() == "KeyError: None"
+    )
     assert atomic.db == make_db()
 
 
@@ -131,7 +135,10 @@ def test_return_book_counts_late_returns_strictly_after_the_due_date(system):
 
 
 def test_check_return_date(system):
-    assert run(system, "check_return_date", username="cleo", book_title="Moby-Dick") == "(True, 'March 17th, 2025')"
+    assert (
+        run(system, "check_return_date", username="cleo", book_title="Moby-Dick")
+        == "(True, 'March 17th, 2025')"
+    )
     assert system.execute("check_return_date", {"username": "cleo", "book_title": "Moby-Dick"}).content() == (
         "March 17th, 2025"
     )
@@ -166,7 +173,10 @@ def test_update_membership_extends_from_expiry_or_today(system):
 
 def test_add_book_reproduces_published_ids_and_overwrites_known_titles(system):
     # The id the published code gave "The Great Gatsby" (seen in recorded final databases).
-    assert run(system, "add_book", username="cleo", book_title="The Great Gatsby", count=2, restricted=False) == "True"
+    assert (
+        run(system, "add_book", username="cleo", book_title="The Great Gatsby", count=2, restricted=False)
+        == "True"
+    )
     assert system.db["book_title_to_id"]["The Great Gatsby"] == "HGOPTDP"
     assert system.db["books"]["HGOPTDP"] == {"count": 2, "restricted": False}
     run(system, "add_book", username="cleo", book_title="Walden", count=9, restricted=True)
@@ -190,9 +200,16 @@ def test_reserve_room(system):
     reserve = {"username": "ben", "room_id": "R1", "resv_date": "March 4th, 2025"}
     assert run(system, "reserve_room", **reserve, slots=["10:00", "12:00"]) == "True"
     assert system.db["accounts"]["ben"]["room_reservation"] == {"R1": {"March 4th, 2025": ["10:00", "12:00"]}}
-    assert system.db["rooms"]["R1"]["March 4th, 2025"] == ["09:00", "11:00"]  # 12:00 was not free; kept anyway
+    assert system.db["rooms"]["R1"]["March 4th, 2025"] == [
+        "09:00",
+        "11:00",
+    ]  # 12:00 was not free; kept anyway
     run(system, "reserve_room", **reserve, slots=["11:00"])
-    assert system.db["accounts"]["ben"]["room_reservation"]["R1"]["March 4th, 2025"] == ["10:00", "12:00", "11:00"]
+    assert system.db["accounts"]["ben"]["room_reservation"]["R1"]["March 4th, 2025"] == [
+        "10:00",
+        "12:00",
+        "11:00",
+    ]
     # A second date of a room already held is dropped, but its slot is still taken (published behaviour);
     # the date disappears from the room with its last slot.
     run(system, "reserve_room", **{**reserve, "resv_date": "March 5th, 2025"}, slots=["14:00"])
@@ -209,7 +226,9 @@ def test_reserve_room_on_an_unknown_date_keeps_the_reservation(system):
 
 def test_reserved_slots_do_not_alias_the_arguments(system):
     slots = ["09:00"]
-    system.invoke("reserve_room", {"username": "ben", "room_id": "R1", "resv_date": "March 4th, 2025", "slots": slots})
+    system.invoke(
+        "reserve_room", {"username": "ben", "room_id": "R1", "resv_date": "March 4th, 2025", "slots": slots}
+    )
     slots.append("23:00")
     assert system.db["accounts"]["ben"]["room_reservation"]["R1"]["March 4th, 2025"] == ["09:00"]
 
@@ -231,14 +250,17 @@ def test_internal_readers(system):
     assert run(system, "internal_is_admin", username="cleo") == "(True, True)"
     assert run(system, "internal_get_num_reserved_slots", username="ada") == "(True, 1)"
     assert run(system, "internal_check_room_exist", room_id="R3") == "(True, False)"
-    assert run(system, "internal_check_date_available_for_the_room", room_id="R2", resv_date="March 5th, 2025") == (
-        "(True, False)"
-    )
+    assert run(
+        system, "internal_check_date_available_for_the_room", room_id="R2", resv_date="March 5th, 2025"
+    ) == ("(True, False)")
     slots_on = {"room_id": "R1", "resv_date": "March 4th, 2025"}
-    assert run(system, "internal_all_slots_available_for_the_room_on_the_date", **slots_on, slots=[]) == "(True, True)"
-    assert run(system, "internal_all_slots_available_for_the_room_on_the_date", **slots_on, slots=["09:00", "13:00"]) == (
-        "(True, False)"
+    assert (
+        run(system, "internal_all_slots_available_for_the_room_on_the_date", **slots_on, slots=[])
+        == "(True, True)"
     )
+    assert run(
+        system, "internal_all_slots_available_for_the_room_on_the_date", **slots_on, slots=["09:00", "13:00"]
+    ) == ("(True, False)")
     unknown_date = {**slots_on, "resv_date": "March 9th, 2025", "slots": ["09:00"]}
     assert run(system, "internal_all_slots_available_for_the_room_on_the_date", **unknown_date) == "False"
     assert run(system, "internal_get_interaction_date") == "(True, 'March 3rd, 2025')"
@@ -246,9 +268,14 @@ def test_internal_readers(system):
 
 def test_date_conversions():
     assert human_to_iso("October 1st, 2024") == "2024-10-01"
-    for iso, human in [("2024-10-11", "October 11th, 2024"), ("2024-10-12", "October 12th, 2024"),
-                       ("2024-10-13", "October 13th, 2024"), ("2024-10-21", "October 21st, 2024"),
-                       ("2024-10-22", "October 22nd, 2024"), ("2024-10-23", "October 23rd, 2024")]:
+    for iso, human in [
+        ("2024-10-11", "October 11th, 2024"),
+        ("2024-10-12", "October 12th, 2024"),
+        ("2024-10-13", "October 13th, 2024"),
+        ("2024-10-21", "October 21st, 2024"),
+        ("2024-10-22", "October 22nd, 2024"),
+        ("2024-10-23", "October 23rd, 2024"),
+    ]:
         assert iso_to_human(iso) == human
     system = LenientSystem(DOMAIN, make_db())
     assert run(system, "internal_convert_human_date_to_iso", date_string="2024-10-10") == (
@@ -257,7 +284,9 @@ def test_date_conversions():
     assert run(system, "internal_convert_iso_to_human_date", iso_date="October 10th, 2024") == (
         "ValueError: Invalid ISO date format: October 10th, 2024"
     )
-    assert run(system, "internal_convert_iso_to_human_date", iso_date=20241010).startswith("TypeError: strptime()")
+    assert run(system, "internal_convert_iso_to_human_date", iso_date=20241010).startswith(
+        "TypeError: strptime()"
+    )
 
 
 @given(st.dates(min_value=dt.date(1000, 1, 1), max_value=dt.date(9999, 12, 31)))
@@ -305,12 +334,15 @@ def test_session_effects_in_the_strict_oracle():
     assert not oracle.execute("login_user", {"username": "ben", "password": "nope"}).ok
     assert not holds(oracle, "logged_in_user", username="ben")  # a wrong password does not log in
     assert oracle.execute("login_user", {"username": "ben", "password": "pw-ben"}).ok
-    assert holds(oracle, "logged_in_user", username="ben") and not holds(oracle, "logged_in_user", username="ada")
+    assert holds(oracle, "logged_in_user", username="ben") and not holds(
+        oracle, "logged_in_user", username="ada"
+    )
     assert oracle.execute("borrow_book", borrow).ok
     assert oracle.execute("logout_user", {"username": "ben"}).ok
     assert oracle.session == {"user": None}
-    quirky = StrictSystem(DOMAIN, make_db(), None, DOMAIN.catalogue.required,
-                          quirks=frozenset({SESSION_BEFORE_CREDENTIALS}))
+    quirky = StrictSystem(
+        DOMAIN, make_db(), None, DOMAIN.catalogue.required, quirks=frozenset({SESSION_BEFORE_CREDENTIALS})
+    )
     quirky.execute("login_user", {"username": "ben", "password": "nope"})
     assert holds(quirky, "logged_in_user", username="ben")
     # The lenient system never logs anyone in.
@@ -325,9 +357,16 @@ def test_session_effects_in_the_strict_oracle():
 @pytest.mark.parametrize(
     ("tool", "arguments", "expected"),
     [
-        ("add_book", '{"username": "cleo", "book_title": "Y", "count": "3", "restricted": false}',
-         "TypeError: '>' not supported between instances of 'str' and 'int'"),
-        ("check_return_date", '{"username": ["ada"], "book_title": "Walden"}', "TypeError: unhashable type: 'list'"),
+        (
+            "add_book",
+            '{"username": "cleo", "book_title": "Y", "count": "3", "restricted": false}',
+            "TypeError: '>' not supported between instances of 'str' and 'int'",
+        ),
+        (
+            "check_return_date",
+            '{"username": ["ada"], "book_title": "Walden"}',
+            "TypeError: unhashable type: 'list'",
+        ),
     ],
 )
 def test_bad_calls_become_error_text_and_change_nothing(tool, arguments, expected):
@@ -341,8 +380,14 @@ def test_bad_calls_become_error_text_and_change_nothing(tool, arguments, expecte
 def test_a_megabyte_argument_is_handled():
     system = LenientSystem(DOMAIN, make_db())
     huge = "x" * 1_000_000
-    assert system.execute("get_account_balance", json.dumps({"username": huge})).content().startswith("KeyError: 'xxx")
-    assert system.execute("reserve_room", {"username": "ada", "room_id": "R1", "resv_date": huge, "slots": []}).error
+    assert (
+        system.execute("get_account_balance", json.dumps({"username": huge}))
+        .content()
+        .startswith("KeyError: 'xxx")
+    )
+    assert system.execute(
+        "reserve_room", {"username": "ada", "room_id": "R1", "resv_date": huge, "slots": []}
+    ).error
     assert system.db == make_db()
 
 

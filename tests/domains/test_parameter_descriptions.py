@@ -45,7 +45,11 @@ def test_the_domain_table_describes_by_name_and_a_parameter_may_say_more():
                     "params": [
                         {"name": "user", "type": "string"},
                         {"name": "amount", "type": "number", "description": "How much, in cents."},
-                        {"name": "card", "type": "object", "object_shapes": [{"properties": {"id": "string"}}]},
+                        {
+                            "name": "card",
+                            "type": "object",
+                            "object_shapes": [{"properties": {"id": "string"}}],
+                        },
                     ],
                     "required": ["user", "amount", "card"],
                 }

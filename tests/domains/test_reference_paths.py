@@ -48,6 +48,12 @@ def test_the_published_login_quirk_flips_95_tasks_when_the_goal_runs_after_a_fai
 def test_required_actions_include_the_links_of_a_linked_tools_own_sop(tasks):
     bank = get_domain("bank")
     task = next(t for t in tasks["bank"] if t.goal == "set_admin_password")
-    assert [call.tool for call in required_actions(bank, task)] == ["login_user", "authenticate_admin_password"]
+    assert [call.tool for call in required_actions(bank, task)] == [
+        "login_user",
+        "authenticate_admin_password",
+    ]
     login = required_actions(bank, task)[0]
-    assert login.arguments == {"username": task.user_known["username"], "identification": task.user_known["identification"]}
+    assert login.arguments == {
+        "username": task.user_known["username"],
+        "identification": task.user_known["identification"],
+    }

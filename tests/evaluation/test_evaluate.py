@@ -218,4 +218,9 @@ def test_a_failed_procedure_names_the_kind_and_depth_of_what_was_left_unverified
     out_of_order = evaluate_trace(Trace([BALANCE, LOGIN, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle())
     assert not out_of_order.procedure.passed
     assert out_of_order.procedure.unverified == (UnverifiedConstraint("Chain", 0),)
-    assert evaluate_trace(Trace([LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle()).procedure.unverified == ()
+    assert (
+        evaluate_trace(
+            Trace([LOGIN, BALANCE, TRANSFER_CALL], {"alice": 400.0}), SOP, oracle()
+        ).procedure.unverified
+        == ()
+    )

@@ -52,7 +52,9 @@ def test_and_or_chain_and_negation():
     either = refund_guard(Or([Single.of("check_user", user), Single.of("check_id", user)]))
     decision = either.check(refund, [])
     assert not decision.allowed and {u.constraint for u in decision.unmet} == {
-        "check_user(user=bob)", "check_id(user=bob)"}
+        "check_user(user=bob)",
+        "check_id(user=bob)",
+    }
     assert either.check(refund, [id_ok]).allowed
     # an alternative the agent saw to be false does not count
     assert not either.check(refund, [ToolCall("check_id", {"user": "bob"}, (True, False))]).allowed
@@ -132,7 +134,10 @@ def test_the_guard_agrees_with_the_evaluators_procedure_judgement_on_every_publi
         if not domain.tools[task.goal].offered:
             continue
         reference = reference_calls(domain, task)
-        fixtures = {"reference": reference, **{k: v[0] for k, v in mutants(domain, task, reference, rng).items()}}
+        fixtures = {
+            "reference": reference,
+            **{k: v[0] for k, v in mutants(domain, task, reference, rng).items()},
+        }
         guard = Guard.for_task(task)
         for kind, calls in fixtures.items():
             goal_at = next((i for i, (tool, _) in enumerate(calls) if tool == task.goal), None)

@@ -77,10 +77,22 @@ def test_no_tool_calls_and_odd_call_shapes_answer_what_they_can():
     ("call", "history", "wording"),
     [
         (None, [], "the call must be a ToolCall, got NoneType"),
-        ({"name": "refund", "arguments": {"user": "bob"}}, [], "the call must be a ToolCall, got dict (build one"),
+        (
+            {"name": "refund", "arguments": {"user": "bob"}},
+            [],
+            "the call must be a ToolCall, got dict (build one",
+        ),
         (ToolCall("refund", {"user": "bob"}), None, "history must be a list of ToolCall, got NoneType"),
-        (ToolCall("refund", {"user": "bob"}), [{"name": "check_user"}], "history[0] must be a ToolCall, got dict"),
-        (ToolCall("refund", {"user": "bob"}), [ToolCall("check_user", {"user": "bob"}), None], "history[1] must be"),
+        (
+            ToolCall("refund", {"user": "bob"}),
+            [{"name": "check_user"}],
+            "history[0] must be a ToolCall, got dict",
+        ),
+        (
+            ToolCall("refund", {"user": "bob"}),
+            [ToolCall("check_user", {"user": "bob"}), None],
+            "history[1] must be",
+        ),
         (ToolCall("refund", None), [], "the call: the arguments must be a mapping, got NoneType"),  # type: ignore[arg-type]
         (ToolCall(3, {}), [], "the call: the name must be text, got int"),  # type: ignore[arg-type]
         (ToolCall("refund", {"a": DEEP_LIST}), [], "nested deeper than 64 levels"),
@@ -94,5 +106,7 @@ def test_check_names_what_is_not_a_tool_call(call, history, wording):
 
 def test_check_still_judges_good_calls():
     guard = refund_guard()
-    assert guard.check(ToolCall("refund", {"user": "bob"}), (ToolCall("check_user", {"user": "bob"}, True),)).allowed
+    assert guard.check(
+        ToolCall("refund", {"user": "bob"}), (ToolCall("check_user", {"user": "bob"}, True),)
+    ).allowed
     assert not guard.check(ToolCall("refund", {"user": "bob"}), []).allowed

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')")
+pytest.importorskip(
+    "inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')"
+)
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import (  # noqa: E402
@@ -128,9 +130,9 @@ def test_unknown_tools_and_bad_arguments_end_in_a_scored_sample(tmp_path):
         _call("exit_conversation", {}, "c4"),
     ]
     model = get_model("mockllm/model", custom_outputs=outputs)
-    log = inspect_eval(
-        sopbench(domain="bank", limit=1), model=model, log_dir=str(tmp_path), display="none"
-    )[0]
+    log = inspect_eval(sopbench(domain="bank", limit=1), model=model, log_dir=str(tmp_path), display="none")[
+        0
+    ]
     assert log.status == "success", log.error
     log = read_eval_log(log.location)  # Inspect's own reader opens the log
     (sample,) = log.samples
@@ -146,10 +148,10 @@ def test_unknown_tools_and_bad_arguments_end_in_a_scored_sample(tmp_path):
 
 def test_published_limits_hold(tmp_path):
     """A model that never stops calling tools is stopped after 10 answered calls."""
-    model = get_model(
-        "mockllm/model", custom_outputs=[_call("no_such_tool", {}, f"c{i}") for i in range(30)]
-    )
-    log = inspect_eval(sopbench(domain="bank", limit=1), model=model, log_dir=str(tmp_path), display="none")[0]
+    model = get_model("mockllm/model", custom_outputs=[_call("no_such_tool", {}, f"c{i}") for i in range(30)])
+    log = inspect_eval(sopbench(domain="bank", limit=1), model=model, log_dir=str(tmp_path), display="none")[
+        0
+    ]
     (sample,) = log.samples
     assert sample.scores[SCORER_NAME].answer == "max_actions"
     assert sum(m.role == "tool" for m in sample.messages) == 10

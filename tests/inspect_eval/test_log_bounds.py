@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')")
+pytest.importorskip(
+    "inspect_ai", reason="the inspect extra is not installed (pip install 'sopbench[inspect]')"
+)
 
 MAX_FILE_BYTES = 256 << 20  # the documented bound on a file or an archive member, inflated
 
@@ -25,7 +27,9 @@ def evaluate(log: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     out = tmp_path / "verdicts.jsonl"
     result = subprocess.run(
         [sys.executable, "-m", "sopbench.cli", "evaluate", str(log), "-o", str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert log.read_bytes() == before  # the input is untouched
     assert not out.exists()  # nothing half-written

@@ -17,8 +17,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "scripted_a
 
 def test_the_readme_example_agent_plays_an_episode_to_a_verdict(tmp_path: Path) -> None:
     assert len(EXAMPLE.read_text().splitlines()) <= 20
-    done = subprocess.run([sys.executable, str(EXAMPLE), str(tmp_path / "run")], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tmp_path / "run")], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert "the user says:" in done.stdout
     [row] = read_run(tmp_path / "run", records=False).rows

@@ -22,7 +22,18 @@ REFUSED = "refused by the guard: "
 
 
 def _run(output: Path, agent: str, *extra: str) -> list:
-    argv = [sys.executable, "-m", "sopbench.cli", "run", "--agent", agent, *SLICE, "--output", str(output), *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "sopbench.cli",
+        "run",
+        "--agent",
+        agent,
+        *SLICE,
+        "--output",
+        str(output),
+        *extra,
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return sorted(read_run(output, records=False).rows, key=lambda r: (r.task_id, r.run))
@@ -46,7 +57,8 @@ def _unverified(rows: list) -> int:
 
 def _executed(rows: list) -> dict:
     return {
-        (r.task_id, r.run): [(c["name"], c["arguments"]) for c in r.tool_calls if not c.get("refused")] for r in rows
+        (r.task_id, r.run): [(c["name"], c["arguments"]) for c in r.tool_calls if not c.get("refused")]
+        for r in rows
     }
 
 
@@ -63,7 +75,9 @@ def test_no_verify_through_the_guard_executes_nothing_unverified(tmp_path: Path)
     # The proxy lets through exactly what the in-process guard executes, to the same verdicts.
     assert _executed(guarded) == _executed(in_process)
     assert [r.passed for r in guarded] == [r.passed for r in in_process]
-    assert not any(c.get("refused") for r in guarded for c in r.tool_calls)  # refused: never reached the server
+    assert not any(
+        c.get("refused") for r in guarded for c in r.tool_calls
+    )  # refused: never reached the server
 
 
 def test_the_reference_policy_through_the_guard_is_never_refused(tmp_path: Path) -> None:
@@ -83,6 +97,16 @@ def test_guard_is_identity_and_needs_via_mcp(tmp_path: Path) -> None:
     assert guarded.identity() == plain.identity() | {"guard": True}
     with pytest.raises(ValueError, match="--via mcp"):
         RunSpec(agent="reference", output="o", guard=True)
-    argv = [sys.executable, "-m", "sopbench.cli", "run", "--agent", "reference", "--guard", "--output", str(tmp_path)]
+    argv = [
+        sys.executable,
+        "-m",
+        "sopbench.cli",
+        "run",
+        "--agent",
+        "reference",
+        "--guard",
+        "--output",
+        str(tmp_path),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--guard needs --via mcp" in done.stderr

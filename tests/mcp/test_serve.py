@@ -32,7 +32,18 @@ TASK = "bank/apply_credit_card[0]"
 
 
 def _serve_argv(output: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "sopbench.cli", "mcp", "serve", "--domain", "bank", "--output", str(output), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "sopbench.cli",
+        "mcp",
+        "serve",
+        "--domain",
+        "bank",
+        "--output",
+        str(output),
+        *extra,
+    ]
 
 
 def _client(output: Path, *extra: str, errlog=None) -> Client:
@@ -96,8 +107,19 @@ def _reference_episode(tmp_path: Path, *extra: str, bad_calls: bool = False) -> 
                     continue
                 call = turn.tool_calls[0]
                 result = await client.call_tool(call.name, json.loads(call.arguments or "{}"))
-                messages.append({"role": "assistant", "content": None, "tool_calls": [
-                    {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]})
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": call.arguments},
+                            }
+                        ],
+                    }
+                )
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content[0].text})
                 if (result.meta or {}).get("sopbench/ended"):
                     answers.append(result)
@@ -120,23 +142,34 @@ def test_a_whole_episode_to_a_verdict_with_bad_calls_answered_as_errors(tmp_path
 
 
 def test_an_unknown_task_id_and_a_port_in_use_are_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(_serve_argv(tmp_path / "o", "--task", "bank/nope[0]"), capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    done = subprocess.run(
+        _serve_argv(tmp_path / "o", "--task", "bank/nope[0]"),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("error: --task bank/nope[0]: no such task")
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen(1)
         port = held.getsockname()[1]
-        done = subprocess.run(_serve_argv(tmp_path / "p", "--all", "--transport", "http", "--port", str(port)),
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            _serve_argv(tmp_path / "p", "--all", "--transport", "http", "--port", str(port)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 2
     assert re.search(rf"error: --port {port}: cannot listen on 127.0.0.1:{port}", done.stderr)
 
 
 def _http_server(output: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     argv = _serve_argv(output, "--all", "--transport", "http", "--port", "0", *extra)
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stderr is not None
     started = time.monotonic()
     while time.monotonic() - started < 120:
@@ -153,10 +186,14 @@ def _http_server(output: Path, *extra: str) -> tuple[subprocess.Popen, str]:
 def test_http_two_sessions_at_once_get_two_episodes_and_many_calls_are_counted(tmp_path: Path) -> None:
     proc, url = _http_server(tmp_path / "o", "--episode-timeout", "60")
     try:
+
         async def session(calls: int) -> tuple[str, list]:
             async with Client(url, mode="legacy") as client:
                 prompt = await client.get_prompt("task")
-                results = [await client.call_tool("get_account_balance", {"account_number": "x"}) for _ in range(calls)]
+                results = [
+                    await client.call_tool("get_account_balance", {"account_number": "x"})
+                    for _ in range(calls)
+                ]
                 return prompt.description, results
 
         async def main() -> list:
@@ -177,15 +214,31 @@ def test_http_two_sessions_at_once_get_two_episodes_and_many_calls_are_counted(t
 
 
 def test_run_via_mcp_gives_the_verdicts_of_run(tmp_path: Path) -> None:
-    base = [sys.executable, "-m", "sopbench.cli", "run", "--agent", "reference", "--domain", "all", "--limit", "2",
-            "--no-baselines", "--concurrency", "2"]
+    base = [
+        sys.executable,
+        "-m",
+        "sopbench.cli",
+        "run",
+        "--agent",
+        "reference",
+        "--domain",
+        "all",
+        "--limit",
+        "2",
+        "--no-baselines",
+        "--concurrency",
+        "2",
+    ]
     for name, extra in (("direct", []), ("mcp", ["--via", "mcp"])):
-        done = subprocess.run([*base, "--output", str(tmp_path / name), *extra], capture_output=True, text=True,
-                              timeout=600)
+        done = subprocess.run(
+            [*base, "--output", str(tmp_path / name), *extra], capture_output=True, text=True, timeout=600
+        )
         assert done.returncode == 0, done.stderr
     verdicts = {}
     for name in ("direct", "mcp"):
-        verdicts[name] = {(r.task_id, r.run): (r.status, r.end_reason, r.passed, r.verdict) for r in _rows(tmp_path / name)}
+        verdicts[name] = {
+            (r.task_id, r.run): (r.status, r.end_reason, r.passed, r.verdict) for r in _rows(tmp_path / name)
+        }
     assert len(verdicts["mcp"]) == 14
     assert verdicts["mcp"] == verdicts["direct"]
     assert {r.agent for r in _rows(tmp_path / "mcp")} == {"reference"}

@@ -62,7 +62,10 @@ def test_leaderboard_and_report_show_the_baselines_run_printed(played, tmp_path)
     )
     assert refuse_all["cases"] == 8
     # Ranked in place: the reference agent passes everything, the floor is below it, both ranked.
-    assert [(row["model"], row["rank"] is not None) for row in rows] == [("reference", True), ("refuse-all", True)]
+    assert [(row["model"], row["rank"] is not None) for row in rows] == [
+        ("reference", True),
+        ("refuse-all", True),
+    ]
     report = invoke("report", folder, "-o", tmp_path / "r.html")
     assert report.exit_code == 0, report.output
     html = (tmp_path / "r.html").read_text()
@@ -101,7 +104,9 @@ def test_a_task_file_that_now_holds_other_tasks_is_refused_by_digest(played):
     assert result.exit_code == 1 and "holds other tasks than those played" in result.stderr
 
 
-def test_trajectory_files_get_the_floor_of_the_tasks_they_hold(published_trajectories_dir, monkeypatch, tmp_path):
+def test_trajectory_files_get_the_floor_of_the_tasks_they_hold(
+    published_trajectories_dir, monkeypatch, tmp_path
+):
     monkeypatch.chdir(tmp_path)
     name = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json.gz"
     result = invoke("leaderboard", published_trajectories_dir / "university" / name, "--format", "json")

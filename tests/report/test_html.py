@@ -82,15 +82,38 @@ def test_the_verb_writes_one_file(sources, tmp_path):
     folders = sources.run_folders
     target = tmp_path / "report.html"
     done = subprocess.run(
-        [sys.executable, "-m", "sopbench.cli", "report", *map(str, folders), "--output", str(target),
-         "--tasks-dir", str(folders[0].parent / "tasks")],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "report",
+            *map(str, folders),
+            "--output",
+            str(target),
+            "--tasks-dir",
+            str(folders[0].parent / "tasks"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert target.read_text().startswith("<!doctype html>")
     refused = subprocess.run(
-        [sys.executable, "-m", "sopbench.cli", "report", str(folders[0]), "--output", str(target), "--protocol", "x"],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "report",
+            str(folders[0]),
+            "--output",
+            str(target),
+            "--protocol",
+            "x",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert refused.returncode == 2 and "--protocol x" in refused.stderr
 
@@ -124,11 +147,14 @@ def test_a_configuration_under_the_threshold_is_greyed_and_drawn_without_a_bar(e
     (few,) = [r for r in embedded.rows if not r.ranked and not r.baseline]  # the injected file: 3 runs
     assert few.cases < embedded.leaderboard.min_cases
     assert re.search(rf'<tr class="[^"]*apart[^"]*" data-row="{few.number}">', html)
-    domains = html[html.index('<figure id="fig-domains">') : html.index("</figure>", html.index('id="fig-domains"'))]
+    domains = html[
+        html.index('<figure id="fig-domains">') : html.index("</figure>", html.index('id="fig-domains"'))
+    ]
     label = re.search(rf'<text style="[^"]*fill: (#[0-9a-f]{{6}})"[^>]*>{re.escape(few.name)}\s*<', domains)
     assert label is not None and label[1] == "#9a9a9a"
     others = [r for r in embedded.rows if r.ranked]
     assert all(re.search(rf'fill: #222222"[^>]*>{re.escape(r.name)}\s*<', domains) for r in others)
+
     # Bars are filled with their row's colour (its swatch in the table); the greyed row has none.
     def colour(row) -> str:
         return re.search(rf'data-row="{row.number}">.*?background: (#[0-9a-f]{{6}})', html, re.S)[1]

@@ -36,8 +36,21 @@ def runs(tmp_path_factory, published_tasks_dir: Path) -> dict[str, Path]:
     folders = {}
     for agent, limit in (("reference", "8"), ("no-verify", "1")):
         folder = root / agent
-        result = invoke("run", "--agent", agent, "--tasks", tasks, "--runs", 2, "--limit", limit,
-                        "--output", folder, "--no-baselines", "--json")
+        result = invoke(
+            "run",
+            "--agent",
+            agent,
+            "--tasks",
+            tasks,
+            "--runs",
+            2,
+            "--limit",
+            limit,
+            "--output",
+            folder,
+            "--no-baselines",
+            "--json",
+        )
         assert result.exit_code == 0, result.output
         folders[agent] = folder
     return folders
@@ -56,7 +69,11 @@ def test_evaluate_reads_run_folders_with_trajectory_files_one_block_per_configur
     assert stored["agent"] == "reference" and stored["tool_list"] == "full" and stored["user"] == "none"
     assert stored["task_id"].startswith("university/") and stored["goal"] in stored["task_id"]
     published = lines[-1]
-    assert (published["model"], published["tool_mode"], published["tool_list"]) == ("gpt-4.1-mini", "fc", "full")
+    assert (published["model"], published["tool_mode"], published["tool_list"]) == (
+        "gpt-4.1-mini",
+        "fc",
+        "full",
+    )
     document = json.loads(result.stdout)
     blocks = {block["label"]: block for block in document["configurations"]}
     assert set(blocks) == {"reference full", "gpt-4.1-mini fc full"}
@@ -80,8 +97,17 @@ def test_compare_two_run_folders_pairs_runs_and_names_the_unpaired(runs):
     result = invoke("compare", runs["reference"], runs["no-verify"], "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    for key in ("paired_tasks", "a", "b", "difference", "difference_ci95", "mcnemar_p", "a_only_passed",
-                "b_only_passed", "unpaired"):
+    for key in (
+        "paired_tasks",
+        "a",
+        "b",
+        "difference",
+        "difference_ci95",
+        "mcnemar_p",
+        "a_only_passed",
+        "b_only_passed",
+        "unpaired",
+    ):
         assert key in document
     assert document["paired_tasks"] == 1 and document["paired_runs"] == 2
     assert document["a"]["pass_rate"] == 1.0 and document["b"]["pass_rate"] == 0.0
@@ -103,8 +129,12 @@ def test_compare_asks_to_choose_when_a_side_holds_several_configurations(publish
     folder = published_trajectories_dir / "university"
     result = invoke("compare", folder, folder)
     assert result.exit_code == 2 and "--config-a" in result.output
-    sides = ["--config-a", "model=gpt-4.1-mini,tool_mode=fc,tool_list=full,user=none",
-             "--config-b", "model=gpt-4o-mini,tool_mode=fc,tool_list=full,user=none"]
+    sides = [
+        "--config-a",
+        "model=gpt-4.1-mini,tool_mode=fc,tool_list=full,user=none",
+        "--config-b",
+        "model=gpt-4o-mini,tool_mode=fc,tool_list=full,user=none",
+    ]
     # gpt-4.1-mini ran each task 3 times, gpt-4o-mini once: refused in one line, nothing printed.
     refused = invoke("compare", folder, folder, "--protocol", "sopbench", "--json", *sides)
     assert refused.exit_code == 2 and refused.stdout == ""
@@ -119,7 +149,7 @@ def test_compare_asks_to_choose_when_a_side_holds_several_configurations(publish
 
 def test_prices_give_a_cost_only_for_priced_models(tmp_path):
     prices = tmp_path / "prices.toml"
-    prices.write_text('[gpt-x]\ninput = 2.0\noutput = 8.0\n')
+    prices.write_text("[gpt-x]\ninput = 2.0\noutput = 8.0\n")
     table = read_prices(prices)
     assert table == {"gpt-x": (2.0, 8.0)}
     config = Configuration("openai", "gpt-x", "fc", "full", "none")
@@ -131,7 +161,21 @@ def test_prices_give_a_cost_only_for_priced_models(tmp_path):
     assert usage.cost_usd == pytest.approx((3000 * 2 + 1500 * 8) / 1e6)
     assert usage.cost_per_episode_usd == pytest.approx(usage.cost_usd / 3)
     assert (usage.latency_mean_s, usage.latency_p50_s) == (2.0, 2.0) and usage.user_prompt_tokens == 30
-    unpriced = summarize_usage([Outcome(Configuration("openai", "other", None, None, None), "bank", "g", "t", 0, True, True, usage=Usage())], table)
+    unpriced = summarize_usage(
+        [
+            Outcome(
+                Configuration("openai", "other", None, None, None),
+                "bank",
+                "g",
+                "t",
+                0,
+                True,
+                True,
+                usage=Usage(),
+            )
+        ],
+        table,
+    )
     assert unpriced.cost_usd is None and "cost_usd" not in unpriced.as_dict()
     bad = tmp_path / "bad.json"
     bad.write_text('{"gpt-x": {"input": 1}}')
@@ -139,16 +183,33 @@ def test_prices_give_a_cost_only_for_priced_models(tmp_path):
         read_prices(bad)
 
 
-def test_a_folder_of_run_folders_gives_one_row_per_run_and_skips_their_exports(runs, published_tasks_dir, tmp_path):
-    exported = invoke("export", runs["reference"], "--format", "sopbench", "--output",
-                      runs["reference"] / "trajectories")
+def test_a_folder_of_run_folders_gives_one_row_per_run_and_skips_their_exports(
+    runs, published_tasks_dir, tmp_path
+):
+    exported = invoke(
+        "export", runs["reference"], "--format", "sopbench", "--output", runs["reference"] / "trajectories"
+    )
     assert exported.exit_code == 0, exported.output
-    result = invoke("leaderboard", runs["reference"].parent, "--format", "json", "--pass-hat-k",
-                    "--tasks-dir", published_tasks_dir, "--min-cases", 0, "--by", "judgement")
+    result = invoke(
+        "leaderboard",
+        runs["reference"].parent,
+        "--format",
+        "json",
+        "--pass-hat-k",
+        "--tasks-dir",
+        published_tasks_dir,
+        "--min-cases",
+        0,
+        "--by",
+        "judgement",
+    )
     assert result.exit_code == 0, result.output
     rows = {row["model"]: row for row in json.loads(result.stdout)}
     assert set(rows) == {"reference", "no-verify", "refuse-all"}
-    assert rows["reference"]["cells"]["Overall"]["cases"] == 16 and rows["reference"]["tasks_with_k"] == {"1": 8, "2": 8}
+    assert rows["reference"]["cells"]["Overall"]["cases"] == 16 and rows["reference"]["tasks_with_k"] == {
+        "1": 8,
+        "2": 8,
+    }
     assert rows["no-verify"]["breakdowns"]["judgement"]["failed_runs"] == 2
     assert rows["reference"]["pass_rate_ci95"][1] == 1.0
 

@@ -85,7 +85,10 @@ def _play(task, env_mode):
 
 def test_program_mode_answers_as_the_strict_system_and_guard_mode_refuses_with_the_reason(bank):
     task = next(
-        t for t in bank if t.goal == "apply_credit_card" and t.action_should_succeed
+        t
+        for t in bank
+        if t.goal == "apply_credit_card"
+        and t.action_should_succeed
         and "logged_in_user" in repr(t.constraints)
     )  # the goal needs a logged-in user
     prompt, program, guarded = (_play(task, mode) for mode in ("prompt", "program", "guard"))
@@ -93,7 +96,11 @@ def test_program_mode_answers_as_the_strict_system_and_guard_mode_refuses_with_t
     assert program.calls[0].output == "False"  # the strict system refuses: nobody logged in
     assert program.final_database == task.initial_database
     call = guarded.calls[0]
-    assert call.refused and "was not executed" in call.output and f"login_user(username={task.user_known['username']})" in call.output
+    assert (
+        call.refused
+        and "was not executed" in call.output
+        and f"login_user(username={task.user_known['username']})" in call.output
+    )
     assert guarded.final_database == task.initial_database
 
 
@@ -128,8 +135,15 @@ def test_old_constraint_format_numbers_the_distinct_constraints(bank):
 
 def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_tasks, tmp_path):
     config = RunSpec(
-        agent="no-verify", tasks=small_tasks, output=tmp_path / "g", domains=("bank",), env_mode="guard",
-        shuffle_tools=True, constraint_format="old", default_sop="required", baselines=False,
+        agent="no-verify",
+        tasks=small_tasks,
+        output=tmp_path / "g",
+        domains=("bank",),
+        env_mode="guard",
+        shuffle_tools=True,
+        constraint_format="old",
+        default_sop="required",
+        baselines=False,
     )
     report = run(config)
     assert report.completed == 6
@@ -137,22 +151,41 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
     export_jsonl(read_run(tmp_path / "g", records=False), sink)
     lines = [json.loads(line) for line in sink.getvalue().splitlines()]
     assert {(x["env_mode"], x["shuffle_tools"], x["constraint_format"], x["default_sop"]) for x in lines} == {
-        ("guard", True, "old", "required")}
+        ("guard", True, "old", "required")
+    }
     refused = [c for x in lines for c in x["tool_calls"] if c.get("refused")]
     assert refused and all("not executed" in c["output"] for c in refused)
     # no unverified call was executed: every no-verify episode of a must-refuse task passes
     assert all(x["verdict"]["passed"] for x in lines if x["verdict"]["action_called_correctly"] is not False)
     # another setting on the same folder is refused; the defaults resume a default folder
-    again = CliRunner().invoke(app, ["run", "--agent", "no-verify", "--tasks", str(small_tasks), "--domain", "bank",
-                                     "--output", str(tmp_path / "g"), "--env-mode", "prompt"])
+    again = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "no-verify",
+            "--tasks",
+            str(small_tasks),
+            "--domain",
+            "bank",
+            "--output",
+            str(tmp_path / "g"),
+            "--env-mode",
+            "prompt",
+        ],
+    )
     assert again.exit_code == 2 and "env_mode" in again.output
-    exported = CliRunner().invoke(app, ["export", str(tmp_path / "g"), "--format", "sopbench", "-o", str(tmp_path / "t")])
+    exported = CliRunner().invoke(
+        app, ["export", str(tmp_path / "g"), "--format", "sopbench", "-o", str(tmp_path / "t")]
+    )
     assert exported.exit_code == 0, exported.output
     name = trajectory_file_name(None, "no-verify", None, "full", config.ablations())
     assert name == "ast_no-verify-mode_fc-dep_required-fmt_old-tool_full-shuffle_True.json"
     path = tmp_path / "t" / "bank" / name
     record = json.loads(path.read_text())[0]
-    assert record["setup"]["env_mode"] == "guard" and record["setup"]["default_constraint_option"] == "required"
+    assert (
+        record["setup"]["env_mode"] == "guard" and record["setup"]["default_constraint_option"] == "required"
+    )
     # the export leaves the refused calls out, so evaluate gives the stored verdicts
     stored = {x["task_id"]: x["verdict"]["passed"] for x in lines}
     scored = [s.verdict["passed"] for s in score_paths(path, SOUND)]
@@ -160,10 +193,26 @@ def test_settings_are_recorded_in_the_store_the_export_and_the_file_name(small_t
 
 
 def test_a_bad_setting_is_a_usage_error(small_tasks, tmp_path):
-    for args in (["--env-mode", "strict"], ["--constraint-format", "tree"], ["--default-sop", "none"],
-                 ["--tool-list", "oracle", "--default-sop", "required"], ["--no-action", "loose"]):
-        result = CliRunner().invoke(app, ["run", "--agent", "reference", "--tasks", str(small_tasks),
-                                          "--output", str(tmp_path / "x"), *args])
+    for args in (
+        ["--env-mode", "strict"],
+        ["--constraint-format", "tree"],
+        ["--default-sop", "none"],
+        ["--tool-list", "oracle", "--default-sop", "required"],
+        ["--no-action", "loose"],
+    ):
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "--agent",
+                "reference",
+                "--tasks",
+                str(small_tasks),
+                "--output",
+                str(tmp_path / "x"),
+                *args,
+            ],
+        )
         assert result.exit_code == 2, (args, result.output)
         assert args[-2] in result.output and "\n" not in result.output.strip()  # one line naming it
     assert not (tmp_path / "x").exists()
@@ -179,8 +228,14 @@ def test_the_wide_no_action_reading_is_part_of_the_runs_identity(small_tasks, tm
 
 
 def test_program_mode_runs_are_scored_against_the_strict_system_they_talked_to(small_tasks, tmp_path):
-    config = RunSpec(agent="no-verify", tasks=small_tasks, output=tmp_path / "p", domains=("bank",),
-                       env_mode="program", baselines=False)
+    config = RunSpec(
+        agent="no-verify",
+        tasks=small_tasks,
+        output=tmp_path / "p",
+        domains=("bank",),
+        env_mode="program",
+        baselines=False,
+    )
     run(config)
     sink = io.BytesIO()
     export_jsonl(read_run(tmp_path / "p", records=False), sink)

@@ -24,7 +24,9 @@ def sopbench(*args: object) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def stored_run(generated_bank_tasks, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("stored") / "run"
-    made = sopbench("run", "--agent", "reference", "--tasks", generated_bank_tasks, "--no-baselines", "-o", folder)
+    made = sopbench(
+        "run", "--agent", "reference", "--tasks", generated_bank_tasks, "--no-baselines", "-o", folder
+    )
     assert made.returncode == 0, made.stderr
     return folder
 
@@ -46,7 +48,11 @@ def manifest_not_json(folder: Path) -> None:
 
 def stores(folder: Path) -> dict[str, bytes]:
     """The store and its companions (the lock file only holds the last writer's process id)."""
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.name.startswith("results.sqlite") and not p.name.endswith(".lock")}
+    return {
+        p.name: p.read_bytes()
+        for p in folder.iterdir()
+        if p.name.startswith("results.sqlite") and not p.name.endswith(".lock")
+    }
 
 
 READING_EPISODES = [
@@ -68,9 +74,14 @@ CASES = [(corrupted_pages, args, "cannot read ") for args in READING_EPISODES] +
 ]
 
 
-@pytest.mark.parametrize(("damage", "args", "wording"), CASES, ids=lambda v: getattr(v, "__name__", None) or (
-    " ".join(v) if isinstance(v, tuple) else None))
-def test_a_damaged_store_is_one_line_naming_it(damage, args, wording, stored_run, generated_bank_tasks, tmp_path):
+@pytest.mark.parametrize(
+    ("damage", "args", "wording"),
+    CASES,
+    ids=lambda v: getattr(v, "__name__", None) or (" ".join(v) if isinstance(v, tuple) else None),
+)
+def test_a_damaged_store_is_one_line_naming_it(
+    damage, args, wording, stored_run, generated_bank_tasks, tmp_path
+):
     folder = tmp_path / "run"
     shutil.copytree(stored_run, folder)
     damage(folder)

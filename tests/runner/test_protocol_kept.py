@@ -67,7 +67,9 @@ def test_the_summary_table_shows_the_counts(tmp_path):
     assert result.exit_code == 0, result.output
     # The protocol's counts are a table of their own: beside the rates they would not fit 100 columns.
     lines = result.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if "passed by default" in line and line.startswith("| domain"))
+    start = next(
+        i for i, line in enumerate(lines) if "passed by default" in line and line.startswith("| domain")
+    )
     assert lines[start].rstrip(" |").endswith("passed by default | protocol breaks | malformed calls")
     total = next(line for line in lines[start:] if line.startswith("| all"))
     cells = [cell.strip() for cell in total.strip("|").split("|")]

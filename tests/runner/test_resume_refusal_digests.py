@@ -29,13 +29,25 @@ def test_the_refusal_names_digests_printed_elsewhere(generated_bank_tasks, tmp_p
     original.parent.mkdir()
     altered.parent.mkdir()
     original.write_text(json.dumps({goal: tasks[:3]}))
-    altered.write_text(json.dumps({goal: [{**tasks[0], "user_prompt": tasks[0]["user_prompt"] + " Thanks."}, *tasks[1:3]]}))
+    altered.write_text(
+        json.dumps({goal: [{**tasks[0], "user_prompt": tasks[0]["user_prompt"] + " Thanks."}, *tasks[1:3]]})
+    )
     folder = tmp_path / "run"
     first = sopbench("run", "--agent", "refuse-all", "--tasks", original, "--no-baselines", "-o", folder)
     assert first.returncode == 0
     stored = header_digest(first)
-    elsewhere = sopbench("run", "--agent", "refuse-all", "--tasks", altered, "--limit", "2", "--no-baselines",
-                         "-o", tmp_path / "other")
+    elsewhere = sopbench(
+        "run",
+        "--agent",
+        "refuse-all",
+        "--tasks",
+        altered,
+        "--limit",
+        "2",
+        "--no-baselines",
+        "-o",
+        tmp_path / "other",
+    )
     now = header_digest(elsewhere)
     db = sqlite3.connect(folder / "results.sqlite")
     task_digest = dict(db.execute("SELECT task_id, sha256 FROM tasks"))[f"bank/{goal}[0]"]
@@ -43,7 +55,9 @@ def test_the_refusal_names_digests_printed_elsewhere(generated_bank_tasks, tmp_p
     db.close()
     assert manifest["task_set"]["sha256"].startswith(stored)
     before = (folder / "results.sqlite").read_bytes()
-    refused = sopbench("run", "--agent", "refuse-all", "--tasks", altered, "--limit", "2", "--no-baselines", "-o", folder)
+    refused = sopbench(
+        "run", "--agent", "refuse-all", "--tasks", altered, "--limit", "2", "--no-baselines", "-o", folder
+    )
     assert refused.returncode == 2
     (line,) = refused.stderr.splitlines()
     assert f"(task_set.sha256: {stored} stored, {now} now (1 of 2 tasks played before differ, " in line

@@ -86,7 +86,9 @@ def test_the_doc_lists_the_export_fields_in_their_order() -> None:
 
 
 def test_an_export_line_has_the_fields_of_the_doc_table_in_its_order() -> None:
-    row = EpisodeRow(**({column: None for column in COLUMN_TYPES} | {"status": "infra_error", "tool_calls": []}))
+    row = EpisodeRow(
+        **({column: None for column in COLUMN_TYPES} | {"status": "infra_error", "tool_calls": []})
+    )
     line = export_line(row, ablations=EXPORTED_SETTINGS)
     assert list(line) == [name for name, _column in doc_export_fields()]
     assert list(export_line(row, timings=False)) == [
@@ -97,7 +99,11 @@ def test_an_export_line_has_the_fields_of_the_doc_table_in_its_order() -> None:
 def test_an_inspect_score_reads_back_as_the_stored_row_does(small_tasks, tmp_path: Path) -> None:
     """The Inspect scorer keeps ``SCORE_COLUMNS`` of the row; read back, they score alike (whether a
     pass was by default is not known without the calls)."""
-    run(RunSpec(agent="no-verify", tasks=small_tasks, domains=("bank",), output=tmp_path / "r", baselines=False))
+    run(
+        RunSpec(
+            agent="no-verify", tasks=small_tasks, domains=("bank",), output=tmp_path / "r", baselines=False
+        )
+    )
     for row in read_run(tmp_path / "r", records=False).rows:
         metadata = score_metadata(**{name: getattr(row, name) for name in SCORE_COLUMNS})
         assert list(metadata) == list(SCORE_COLUMNS)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from sopbench.cli import app
 
-PLUGIN = '''
+PLUGIN = """
 from sopbench.agents import Agent, AgentTurn, Options, option, register_agent
 
 SEEN = []
@@ -30,7 +30,7 @@ class Polite(Agent):
 
     async def act(self, messages):
         return AgentTurn(content=self.options.greeting)
-'''
+"""
 
 
 def _run(tmp_path, small_tasks, *extra):
@@ -42,7 +42,9 @@ def _run(tmp_path, small_tasks, *extra):
     )  # fmt: skip
 
 
-def test_a_plugin_agents_own_options_reach_it_and_are_part_of_the_runs_identity(small_tasks, tmp_path, monkeypatch):
+def test_a_plugin_agents_own_options_reach_it_and_are_part_of_the_runs_identity(
+    small_tasks, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     done = _run(tmp_path, small_tasks, "-A", "greeting=good day", "-A", "patience=3")
     assert done.exit_code == 0, done.output
@@ -54,7 +56,9 @@ def test_a_plugin_agents_own_options_reach_it_and_are_part_of_the_runs_identity(
     assert again.exit_code == 2 and "greeting" in again.output
 
 
-def test_an_unknown_or_ill_typed_option_names_the_agent_the_key_and_the_allowed_keys(small_tasks, tmp_path, monkeypatch):
+def test_an_unknown_or_ill_typed_option_names_the_agent_the_key_and_the_allowed_keys(
+    small_tasks, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     unknown = _run(tmp_path, small_tasks, "-A", "volume=11")
     assert unknown.exit_code == 2

@@ -62,9 +62,18 @@ def stored(folder: Path) -> list[dict[str, Any]]:
 
 
 CASES = {
-    "arguments 260 deep": (Reply(tool_calls=(("login_user", nested(260)),)), f"deeper than {MAX_VALUE_DEPTH} levels"),
-    "arguments 900 deep": (Reply(tool_calls=(("login_user", nested(900)),)), f"deeper than {MAX_VALUE_DEPTH} levels"),
-    "arguments 5,000 deep": (Reply(tool_calls=(("login_user", nested(5000)),)), f"deeper than {MAX_VALUE_DEPTH} levels"),
+    "arguments 260 deep": (
+        Reply(tool_calls=(("login_user", nested(260)),)),
+        f"deeper than {MAX_VALUE_DEPTH} levels",
+    ),
+    "arguments 900 deep": (
+        Reply(tool_calls=(("login_user", nested(900)),)),
+        f"deeper than {MAX_VALUE_DEPTH} levels",
+    ),
+    "arguments 5,000 deep": (
+        Reply(tool_calls=(("login_user", nested(5000)),)),
+        f"deeper than {MAX_VALUE_DEPTH} levels",
+    ),
     "arguments 100,000 deep with NaN": (
         Reply(tool_calls=(("login_user", '{"n": NaN, "a":' + nested(100_000) + "}"),)),
         f"deeper than {MAX_VALUE_DEPTH} levels",
@@ -74,10 +83,12 @@ CASES = {
         "larger than 4 MiB",
     ),
     "arguments sent as a 90-deep object": (
-        Reply(body=completion_bytes(
-            '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
-            '"function":{"name":"login_user","arguments":' + nested(90) + "}}]}"
-        )),
+        Reply(
+            body=completion_bytes(
+                '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+                '"function":{"name":"login_user","arguments":' + nested(90) + "}}]}"
+            )
+        ),
         f"deeper than {MAX_VALUE_DEPTH} levels",
     ),
     "a reply 5,000 deep": (
@@ -102,8 +113,22 @@ def test_json_past_the_bound_is_a_counted_problem_and_the_run_finishes_and_resum
     folder = tmp_path / "run"
     tasks_before = two_tasks.read_bytes()
     with serve(scripted(reply)) as server:
-        args = ("run", "--agent", "openai", "--base-url", server.url, "--model", "m", "--max-retries", "0",
-                "--tasks", two_tasks, "--no-baselines", "-o", folder)
+        args = (
+            "run",
+            "--agent",
+            "openai",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--max-retries",
+            "0",
+            "--tasks",
+            two_tasks,
+            "--no-baselines",
+            "-o",
+            folder,
+        )
         first = sopbench(*args)
         assert first.returncode == 0, first.stderr
         rows = stored(folder)

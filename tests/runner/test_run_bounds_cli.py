@@ -18,7 +18,10 @@ import pytest
 
 def sopbench(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sopbench.cli", *map(str, args)], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "sopbench.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -45,8 +48,9 @@ def test_runs_and_seed_out_of_bounds_are_refused_before_anything_is_written(
     option, value, wording, generated_bank_tasks, tmp_path
 ):
     before = generated_bank_tasks.read_bytes()
-    result = sopbench("run", "--agent", "refuse-all", "--tasks", generated_bank_tasks, "-o", tmp_path / "run",
-                      option, value)
+    result = sopbench(
+        "run", "--agent", "refuse-all", "--tasks", generated_bank_tasks, "-o", tmp_path / "run", option, value
+    )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [wording]
     assert not (tmp_path / "run").exists()
@@ -54,8 +58,20 @@ def test_runs_and_seed_out_of_bounds_are_refused_before_anything_is_written(
 
 
 def test_the_largest_seed_runs_and_resumes(generated_bank_tasks, tmp_path):
-    args = ("run", "--agent", "refuse-all", "--tasks", generated_bank_tasks, "--limit", "1", "--no-baselines",
-            "--seed", 2**63 - 1, "-o", tmp_path / "run")
+    args = (
+        "run",
+        "--agent",
+        "refuse-all",
+        "--tasks",
+        generated_bank_tasks,
+        "--limit",
+        "1",
+        "--no-baselines",
+        "--seed",
+        2**63 - 1,
+        "-o",
+        tmp_path / "run",
+    )
     assert sopbench(*args).returncode == 0
     again = sopbench(*args)
     assert again.returncode == 0 and "0 run now, 1 already stored" in again.stdout
@@ -68,13 +84,30 @@ def test_help_names_the_bound():
 def test_a_thousand_runs_of_every_task_start_at_once_and_stop_on_ctrl_c(generated_bank_tasks, tmp_path):
     folder = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sopbench.cli", "run", "--agent", "refuse-all", "--tasks", str(generated_bank_tasks),
-         "--runs", "1000", "--no-baselines", "-o", str(folder)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "run",
+            "--agent",
+            "refuse-all",
+            "--tasks",
+            str(generated_bank_tasks),
+            "--runs",
+            "1000",
+            "--no-baselines",
+            "-o",
+            str(folder),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60  # 156,000 episodes planned: the first is stored in seconds
-        while time.monotonic() < deadline and not ((folder / "results.sqlite").exists() and stored_rows(folder)):
+        while time.monotonic() < deadline and not (
+            (folder / "results.sqlite").exists() and stored_rows(folder)
+        ):
             time.sleep(0.05)
         assert stored_rows(folder) > 0
         process.send_signal(signal.SIGINT)

@@ -118,7 +118,10 @@ def test_settings_that_change_no_result_are_not_identity(monkeypatch):
 # ---- resume only the same run ----------------------------------------------------------------------
 def test_resume_with_other_tasks_is_refused_and_the_store_is_untouched(small_tasks, tmp_path):
     folder = tmp_path / "run"
-    assert _cli("run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--no-baselines").exit_code == 0
+    assert (
+        _cli("run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--no-baselines").exit_code
+        == 0
+    )
     before = _snapshot(folder)
     altered = _altered_tasks(small_tasks, tmp_path)
     result = _cli("run", "--agent", "reference", "--tasks", altered, "-o", folder, "--no-baselines")
@@ -137,7 +140,7 @@ def test_resume_with_another_setting_names_each_field_and_both_values(small_task
     result = _cli("run", "--agent", "refuse-all", "--max-turns", "6", *common)
     assert result.exit_code == 2
     assert _first_line(result) == (
-        f"error: {folder} holds another run (agent: \"reference\" stored, \"refuse-all\" now; "
+        f'error: {folder} holds another run (agent: "reference" stored, "refuse-all" now; '
         "max_turns: 20 stored, 6 now); it is left as it was: use another --output folder to run these"
     )
     assert _snapshot(folder) == before
@@ -176,7 +179,9 @@ def test_a_schema_1_store_is_read_and_adopted_only_on_its_own_tasks(small_tasks,
     # other tasks: refused, saying what to do, nothing changed
     before = _snapshot(folder)
     altered = _altered_tasks(small_tasks, tmp_path)
-    with pytest.raises(StoreError, match=r"schema 1.*were not played on the tasks of .*--tasks some/relative/tasks"):
+    with pytest.raises(
+        StoreError, match=r"schema 1.*were not played on the tasks of .*--tasks some/relative/tasks"
+    ):
         run(_config(folder, altered, limit=2))
     assert _snapshot(folder) == before
     # its own tasks: adopted, upgraded to schema 3, finished episodes kept
@@ -204,7 +209,9 @@ main()
 def test_a_second_run_on_a_folder_in_use_exits_2_at_once(small_tasks, tmp_path):
     folder = tmp_path / "run"
     script = SLOW_RUN.format(tests=str(Path(__file__).parent), tasks=str(small_tasks), output=str(folder))
-    first = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         lock = folder / "results.sqlite.lock"
         deadline = time.monotonic() + 60
@@ -213,8 +220,19 @@ def test_a_second_run_on_a_folder_in_use_exits_2_at_once(small_tasks, tmp_path):
         assert first.poll() is None
         started = time.monotonic()
         second = subprocess.run(
-            [sys.executable, "-m", "sopbench.cli", "run", "--agent", "refuse-all", "--tasks", str(small_tasks),
-             "--output", str(folder), "--no-baselines"],
+            [
+                sys.executable,
+                "-m",
+                "sopbench.cli",
+                "run",
+                "--agent",
+                "refuse-all",
+                "--tasks",
+                str(small_tasks),
+                "--output",
+                str(folder),
+                "--no-baselines",
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -249,8 +267,13 @@ def test_an_empty_or_foreign_results_file_is_refused_not_adopted(small_tasks, tm
     empty.mkdir()
     (empty / "results.sqlite").touch()
     result = _cli("export", empty)
-    assert result.exit_code == 2 and _first_line(result) == f"error: {empty / 'results.sqlite'}: empty file, not a sopbench store"
-    assert (empty / "results.sqlite").stat().st_size == 0 and sorted(p.name for p in empty.iterdir()) == ["results.sqlite"]
+    assert (
+        result.exit_code == 2
+        and _first_line(result) == f"error: {empty / 'results.sqlite'}: empty file, not a sopbench store"
+    )
+    assert (empty / "results.sqlite").stat().st_size == 0 and sorted(p.name for p in empty.iterdir()) == [
+        "results.sqlite"
+    ]
 
     foreign = tmp_path / "foreign"
     foreign.mkdir()
@@ -281,7 +304,10 @@ def test_a_damaged_row_is_skipped_and_named_by_export_and_run_again_by_resume(sm
         db.execute("UPDATE episodes SET messages = '[{\"role\": ' WHERE task_id = ?", (task_id,))
     result = _cli("export", folder, "-o", tmp_path / "e.jsonl")
     assert result.exit_code == 1
-    assert f"skipped: {folder / 'results.sqlite'}: episode {task_id} run 0: damaged row (messages is not JSON)" in result.output
+    assert (
+        f"skipped: {folder / 'results.sqlite'}: episode {task_id} run 0: damaged row (messages is not JSON)"
+        in result.output
+    )
     assert len((tmp_path / "e.jsonl").read_text().splitlines()) == 3
     resumed = run(_config(folder, small_tasks, limit=2))
     assert (resumed.ran, resumed.completed, resumed.damaged) == (1, 4, [])
@@ -319,7 +345,9 @@ def test_a_misspelled_domain_is_refused_before_the_default_task_set_is_built(tmp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     started = time.monotonic()
     result = _cli("run", "--agent", "reference", "--domain", "bnak", "-o", tmp_path / "r")
-    assert result.exit_code == 2 and _first_line(result).startswith("error: --domain: unknown domain bnak; known: all, bank")
+    assert result.exit_code == 2 and _first_line(result).startswith(
+        "error: --domain: unknown domain bnak; known: all, bank"
+    )
     assert time.monotonic() - started < 5 and not (tmp_path / "cache").exists()
 
 
@@ -375,8 +403,23 @@ def test_run_interrupted_with_a_builtin_agent_stops_at_once(published_tasks_dir,
     ):
         folder = tmp_path / f"run-{code}-{len(signals)}"
         process = subprocess.Popen(
-            [sys.executable, "-m", "sopbench.cli", "run", "--agent", "reference", "--tasks",
-             str(published_tasks_dir), "--domain", "bank", "--runs", "20", "-o", str(folder), "--no-baselines"],
+            [
+                sys.executable,
+                "-m",
+                "sopbench.cli",
+                "run",
+                "--agent",
+                "reference",
+                "--tasks",
+                str(published_tasks_dir),
+                "--domain",
+                "bank",
+                "--runs",
+                "20",
+                "-o",
+                str(folder),
+                "--no-baselines",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -416,8 +459,17 @@ def test_run_refuses_an_output_that_is_its_store(small_tasks, tmp_path):
         ("results.sqlite-journal", "a run's store journal (journal)"),
     ):
         result = _cli(
-            "run", "--agent", "reference", "--tasks", small_tasks, "-o", folder, "--limit", "1",
-            "--problems", folder / companion,
+            "run",
+            "--agent",
+            "reference",
+            "--tasks",
+            small_tasks,
+            "-o",
+            folder,
+            "--limit",
+            "1",
+            "--problems",
+            folder / companion,
         )
         assert result.exit_code == 2
         assert _first_line(result) == (

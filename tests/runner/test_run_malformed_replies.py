@@ -101,7 +101,13 @@ def rows(folder: Path) -> list[dict]:
 def config(url: str, tasks: Path, output: Path, **agent: object) -> RunSpec:
     return RunSpec(
         agent="openai",
-        agent_options={"base_url": url, "model": "m", "max_retries": 1, "retry_initial_backoff": 0.001, **agent},
+        agent_options={
+            "base_url": url,
+            "model": "m",
+            "max_retries": 1,
+            "retry_initial_backoff": 0.001,
+            **agent,
+        },
         tasks=tasks / "bank_tasks.json",
         limit=1,
         max_turns=6,
@@ -150,7 +156,11 @@ def test_a_reply_that_is_not_json_is_retried(small_tasks, tmp_path):
 
 def test_two_hundred_calls_in_one_reply_execute_at_most_max_actions(small_tasks, tmp_path):
     calls = [
-        {"id": f"c{i}", "type": "function", "function": {"name": "internal_check_username_exist", "arguments": "{}"}}
+        {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "internal_check_username_exist", "arguments": "{}"},
+        }
         for i in range(200)
     ]
     many = completion({"role": "assistant", "content": None, "tool_calls": calls})

@@ -65,7 +65,6 @@ if "test-blocking" not in agent_names():
                 raise AgentInfraError("down for this task")
             return AgentTurn(content="I cannot help with that.")
 
-
     @register_agent("test-wrong-turn")
     class WrongTurn(Agent):
         """A plugin with a bug: ``act`` returns text instead of an ``AgentTurn``."""
@@ -156,7 +155,9 @@ def test_episodes_in_which_the_model_never_replied_are_counted_apart_not_scored_
     small_tasks, tmp_path, monkeypatch
 ):
     monkeypatch.setenv(KEY_ENV, KEY)
-    overflow = error(400, "This model's maximum context length is 8192 tokens", code="context_length_exceeded")
+    overflow = error(
+        400, "This model's maximum context length is 8192 tokens", code="context_length_exceeded"
+    )
     with serve(lambda request: overflow) as server:
         report = run(openai_config(server.url, small_tasks, tmp_path / "r"))
         assert report.no_reply == {"context_length": 2} and report.completed == 0
@@ -291,7 +292,9 @@ def test_the_llm_users_sampling_and_timeout_are_options_of_run_recorded_in_the_m
         assert done.exit_code == 0, done.output
         last = [r for r in server.requests if r["model"] == "user-model"][-1]
         assert "temperature" not in last and "max_tokens" not in last
-    done = CliRunner().invoke(app, ["run", *common, "--output", str(tmp_path / "x"), "--user-max-tokens", "0"])
+    done = CliRunner().invoke(
+        app, ["run", *common, "--output", str(tmp_path / "x"), "--user-max-tokens", "0"]
+    )
     assert done.exit_code == 2 and "--user-max-tokens 0: give a positive whole number" in done.output
     done = CliRunner().invoke(
         app, ["run", "--agent", "refuse-all", "--tasks", str(small_tasks), "--output", str(tmp_path / "y"),
@@ -300,7 +303,9 @@ def test_the_llm_users_sampling_and_timeout_are_options_of_run_recorded_in_the_m
     assert done.exit_code == 2 and "does not take --user-temperature" in done.output
 
 
-def test_endpoint_slots_make_requests_wait_here_and_the_wait_is_reported_apart(small_tasks, tmp_path, monkeypatch):
+def test_endpoint_slots_make_requests_wait_here_and_the_wait_is_reported_apart(
+    small_tasks, tmp_path, monkeypatch
+):
     """Three episodes at once against one slot: the requests are answered one at a time, and the
     time they waited for the slot is reported apart from the time the model took (summary, export)."""
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -308,16 +313,31 @@ def test_endpoint_slots_make_requests_wait_here_and_the_wait_is_reported_apart(s
               "--limit", "3", "--concurrency", "3", "--max-turns", "2", "--no-baselines", "--json"]  # fmt: skip
     with serve(lambda request: say("Could you tell me more?"), latency=0.3) as server:
         done = CliRunner().invoke(
-            app, ["run", *common, "--base-url", server.url, "--endpoint-slots", "1", "--output", str(tmp_path / "one")]
+            app,
+            [
+                "run",
+                *common,
+                "--base-url",
+                server.url,
+                "--endpoint-slots",
+                "1",
+                "--output",
+                str(tmp_path / "one"),
+            ],
         )
         assert done.exit_code == 0, done.output
         timing = json.loads(done.stdout)["request_time_s"]
         assert timing["model"] >= 0.85 and timing["queued"] >= 0.8  # waits of 0, 0.3 and 0.6 s
         assert "waited" in done.stderr and "--endpoint-slots" in done.stderr
-        done = CliRunner().invoke(app, ["run", *common, "--base-url", server.url, "--output", str(tmp_path / "all")])
+        done = CliRunner().invoke(
+            app, ["run", *common, "--base-url", server.url, "--output", str(tmp_path / "all")]
+        )
         assert done.exit_code == 0, done.output
         assert json.loads(done.stdout)["request_time_s"]["queued"] == 0  # no cap: nothing waits here
-    lines = [json.loads(line) for line in CliRunner().invoke(app, ["export", str(tmp_path / "one")]).stdout.splitlines()]
+    lines = [
+        json.loads(line)
+        for line in CliRunner().invoke(app, ["export", str(tmp_path / "one")]).stdout.splitlines()
+    ]
     waits = sorted(line["queue_s"] for line in lines)  # one went at once, the others behind it
     assert waits[0] < 0.1 and waits[1] >= 0.25 and waits[2] >= waits[1] + 0.25
     assert all(line["model_s"] >= 0.3 for line in lines)

@@ -72,9 +72,15 @@ def test_every_export_of_a_schema_2_folder_is_byte_identical(tmp_path, name):
     for export, (code, digest) in EXPORTS[name].items():
         if export == "sopbench":
             out = tmp_path / f"{name}-trajectories"
-            result = CliRunner().invoke(app, ["export", str(folder), "--format", "sopbench", "--output", str(out)])
+            result = CliRunner().invoke(
+                app, ["export", str(folder), "--format", "sopbench", "--output", str(out)]
+            )
             assert result.exit_code == code, result.output
-            made = {p.relative_to(out).as_posix(): _sha256(p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file()}
+            made = {
+                p.relative_to(out).as_posix(): _sha256(p.read_bytes())
+                for p in sorted(out.rglob("*"))
+                if p.is_file()
+            }
             assert made == digest
             continue
         form, *rest = export.split()
@@ -88,7 +94,9 @@ def test_every_export_of_a_schema_2_folder_is_byte_identical(tmp_path, name):
 def test_the_same_run_command_on_a_schema_2_folder_plays_nothing(tmp_path, name):
     folder = _folder(tmp_path, name)
     rows_before = _episodes(folder)
-    result = CliRunner().invoke(app, ["run", *COMMANDS[name], "--no-baselines", "--output", str(folder), "--json"])
+    result = CliRunner().invoke(
+        app, ["run", *COMMANDS[name], "--no-baselines", "--output", str(folder), "--json"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["ran"] == 0 and report["skipped"] == report["episodes"] and report["infra_errors"] == 0

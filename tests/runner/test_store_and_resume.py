@@ -49,7 +49,9 @@ def test_infra_errors_are_not_scored_and_are_retried_on_resume(small_tasks, tmp_
 
 def test_a_folder_holding_another_run_is_refused(small_tasks, tmp_path):
     run(_config(tmp_path / "run", small_tasks, limit=1))
-    with pytest.raises(StoreError, match=r"holds another run \(agent: \"reference\" stored, \"refuse-all\" now\)"):
+    with pytest.raises(
+        StoreError, match=r"holds another run \(agent: \"reference\" stored, \"refuse-all\" now\)"
+    ):
         run(_config(tmp_path / "run", small_tasks, agent="refuse-all", limit=1))
 
 

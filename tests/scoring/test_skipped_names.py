@@ -14,8 +14,21 @@ def test_skipped_files_are_named_unambiguously(tmp_path):
         (tmp_path / run / "bank").mkdir(parents=True)
         (tmp_path / run / "bank" / FILE_NAME).write_text(text)
     result = subprocess.run(
-        [sys.executable, "-m", "sopbench.cli", "evaluate", "a", "b", str(tmp_path / "c"), "-o", str(tmp_path / "v.jsonl")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "sopbench.cli",
+            "evaluate",
+            "a",
+            "b",
+            str(tmp_path / "c"),
+            "-o",
+            str(tmp_path / "v.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert result.returncode == 1
     skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped: ")]

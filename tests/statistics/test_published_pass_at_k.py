@@ -23,7 +23,9 @@ def test_pass_at_k_first_equals_the_published_total_pass_at_k(model, published_t
     if not path.is_file():
         pytest.skip(f"{path.name} not found in the published data")
     records = json.loads(gzip.decompress(path.read_bytes()))
-    published = {k: sum(r["statistics"][f"total_pass@{k}"] for r in records) / len(records) for k in (1, 2, 3)}
+    published = {
+        k: sum(r["statistics"][f"total_pass@{k}"] for r in records) / len(records) for k in (1, 2, 3)
+    }
     overall = summarize(score_paths(path, SOPBENCH)).overall
     ours = overall.repeated
     assert ours.tasks_with_k == {1: 44, 2: 44, 3: 44}

@@ -115,14 +115,21 @@ def test_compare_pairs_by_task_and_run_and_names_the_unpaired():
     assert result["paired_tasks"] == 2 and result["a_only_passed_count"] == 1
     assert result["difference"] == 0.5
     assert result["a_only_passed"][0]["b_first_failing_judgement"] == "procedure"
-    assert result["unpaired"] == {"a": {"count": 1, "runs": ["t3 run 0"]}, "b": {"count": 1, "runs": ["t9 run 0"]}}
+    assert result["unpaired"] == {
+        "a": {"count": 1, "runs": ["t3 run 0"]},
+        "b": {"count": 1, "runs": ["t9 run 0"]},
+    }
     assert result["mcnemar_p"] == 1.0
 
 
 def test_breakdowns_by_goal_judgement_and_constraint():
     outcomes = [
-        _outcome("t1", 0, False, failed=("procedure",), unverified=(UnverifiedConstraint("Or", 1),), goal="a"),
-        _outcome("t2", 0, False, failed=("procedure", "database"), unverified=(UnverifiedConstraint("Single", 0),)),
+        _outcome(
+            "t1", 0, False, failed=("procedure",), unverified=(UnverifiedConstraint("Or", 1),), goal="a"
+        ),
+        _outcome(
+            "t2", 0, False, failed=("procedure", "database"), unverified=(UnverifiedConstraint("Single", 0),)
+        ),
         _outcome("t3", 0, False, failed=("procedure",)),
         _outcome("t4", 0, True, goal="a"),
     ]

@@ -65,7 +65,11 @@ class LocalCluster:
     def _start(self, *options: str) -> None:
         node = subprocess.Popen(
             [str(RAY), "start", "--node-ip-address", "127.0.0.1", "--disable-usage-stats", *options],
-            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
         self.sessions.append(node.pid)  # its daemons stay in its session after it returns
         output, _ = node.communicate(timeout=120)
@@ -73,8 +77,15 @@ class LocalCluster:
             raise RuntimeError(f"ray start {' '.join(options)} failed:\n{output[-2000:]}")
 
     def start(self) -> LocalCluster:
-        self._start("--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus),
-                    "--include-dashboard", "false")
+        self._start(
+            "--head",
+            "--port",
+            str(self.port),
+            "--num-cpus",
+            str(self.head_cpus),
+            "--include-dashboard",
+            "false",
+        )
         for _ in range(self.worker_nodes):
             self._start("--address", self.address, "--num-cpus", str(self.worker_cpus))
         return self

@@ -24,5 +24,7 @@ def rows(folder: Path) -> list[tuple[str, int, str]]:
 
 
 def export_hash(folder: Path) -> str:
-    done = subprocess.run([*SOPBENCH, "export", str(folder), "--no-timings", "-o", "-"], capture_output=True, check=True)
+    done = subprocess.run(
+        [*SOPBENCH, "export", str(folder), "--no-timings", "-o", "-"], capture_output=True, check=True
+    )
     return hashlib.sha256(done.stdout).hexdigest()

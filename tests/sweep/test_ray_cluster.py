@@ -56,8 +56,12 @@ def playing(pids: list[int]) -> list[int]:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="finds the node's processes in /proc")
 def test_worker_node_killed_mid_sweep_on_a_joined_cluster(tmp_path: Path) -> None:
-    server = subprocess.Popen([sys.executable, str(CHAT_SERVER), "--latency", "0.2"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, str(CHAT_SERVER), "--latency", "0.2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert server.stdout is not None
     url = server.stdout.readline().strip()
     env = {**os.environ, "OPENAI_API_KEY": "loopback"}
@@ -65,14 +69,30 @@ def test_worker_node_killed_mid_sweep_on_a_joined_cluster(tmp_path: Path) -> Non
     sweep.write_text(sweep_file(url), encoding="utf-8")
     out = tmp_path / "ray"
     try:
-        local = subprocess.run([*SOPBENCH, "sweep", str(sweep), "--output", str(tmp_path / "local")],
-                               capture_output=True, text=True, env=env)
+        local = subprocess.run(
+            [*SOPBENCH, "sweep", str(sweep), "--output", str(tmp_path / "local")],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert local.returncode == 0, local.stderr
         with LocalCluster(worker_nodes=1, head_cpus=1, worker_cpus=1) as cluster:
             run = subprocess.Popen(
-                [*SOPBENCH, "sweep", str(sweep), "--output", str(out), "--executor", "ray",
-                 "--address", cluster.address],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**cluster.env, **env},
+                [
+                    *SOPBENCH,
+                    "sweep",
+                    str(sweep),
+                    "--output",
+                    str(out),
+                    "--executor",
+                    "ray",
+                    "--address",
+                    cluster.address,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**cluster.env, **env},
             )
             killed: list[int] = []
             deadline = time.monotonic() + 120

@@ -70,7 +70,9 @@ def playing_workers(root: int) -> list[int]:
 def test_worker_killed_mid_sweep_loses_nothing_and_matches_local(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep.toml"
     sweep.write_text(SWEEP, encoding="utf-8")
-    local = subprocess.run([*SOPBENCH, "sweep", str(sweep), "--output", str(tmp_path / "local")], capture_output=True, text=True)
+    local = subprocess.run(
+        [*SOPBENCH, "sweep", str(sweep), "--output", str(tmp_path / "local")], capture_output=True, text=True
+    )
     assert local.returncode == 0, local.stderr
 
     ray_dir = tempfile.mkdtemp(prefix="r")  # short: Ray's socket paths must fit in 107 characters
@@ -81,7 +83,11 @@ def test_worker_killed_mid_sweep_loses_nothing_and_matches_local(tmp_path: Path)
         # No --address: the sweep starts its own Ray instance on 127.0.0.1 (its workers: processes).
         run = subprocess.Popen(
             [*SOPBENCH, "sweep", str(sweep), "--output", str(out), "--executor", "ray"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 120
         while not killed and time.monotonic() < deadline and run.poll() is None:

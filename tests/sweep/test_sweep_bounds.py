@@ -17,7 +17,9 @@ def test_runs_and_seed_past_their_bounds_are_named_before_anything_is_made(tmp_p
     before = file.read_bytes()
     result = subprocess.run(
         [sys.executable, "-m", "sopbench.cli", "sweep", str(file), "-o", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [

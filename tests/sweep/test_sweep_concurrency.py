@@ -84,7 +84,9 @@ tool_modes = ["fc"]
     assert other.first < shared.last  # beside a1 and a2, not after them
 
 
-def test_a_refusing_endpoint_stops_its_configuration_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refusing_endpoint_stops_its_configuration_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "loopback")
     with ChatServer(lambda _request: error(401, "bad key")) as refusing, CountingServer() as working:
         sweep = tmp_path / "sweep.toml"

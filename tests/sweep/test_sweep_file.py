@@ -63,7 +63,9 @@ agents = ["m", "ghost"]
     assert result.exit_code == 2
     assert "unknown key colour" in result.output
     with pytest.raises(SweepError) as caught:
-        expand(read_sweep(write(tmp_path, file.read_text().replace('colour = "blue"\n', ""), "b.toml")), tmp_path)
+        expand(
+            read_sweep(write(tmp_path, file.read_text().replace('colour = "blue"\n', ""), "b.toml")), tmp_path
+        )
     lines = str(caught.value).splitlines()
     assert any("duplicate agent name 'm'" in line for line in lines)
     assert any("'m' (openai) has no endpoint" in line for line in lines)
@@ -158,7 +160,11 @@ concurrency = 2
 """,
     )
     configs = {c.name: c.config for c in expand(read_sweep(file), tmp_path / "out")}
-    assert (configs["reference-full"].runs, configs["reference-full"].seed, configs["reference-full"].limit) == (2, 0, 2)
+    assert (
+        configs["reference-full"].runs,
+        configs["reference-full"].seed,
+        configs["reference-full"].limit,
+    ) == (2, 0, 2)
     refuse = configs["refuse-all-oracle"]
     assert (refuse.runs, refuse.seed, refuse.limit, refuse.max_turns, refuse.concurrency) == (1, 3, 1, 8, 2)
     assert configs["reference-oracle"].concurrency == 2 and configs["refuse-all-full"].concurrency == 8
@@ -169,7 +175,9 @@ concurrency = 2
 
 
 def test_an_override_that_matches_nothing_is_a_mistake(tmp_path: Path) -> None:
-    file = write(tmp_path, BASE + '[matrix]\nagents = ["reference"]\n[[override]]\ntool_list = "oracle"\nruns = 3\n')
+    file = write(
+        tmp_path, BASE + '[matrix]\nagents = ["reference"]\n[[override]]\ntool_list = "oracle"\nruns = 3\n'
+    )
     result = sweep(str(file), "--output", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert "[[override]] entry 1 matches no configuration" in result.output

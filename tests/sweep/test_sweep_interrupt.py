@@ -49,15 +49,25 @@ def test_ctrl_c_of_a_sweep_counts_what_each_configuration_stored(generated_bank_
     file = tmp_path / "sweep.toml"
     file.write_text(SWEEP.format(tasks=generated_bank_tasks.parent.as_posix(), runs=1))
     output = tmp_path / "out"
-    first = subprocess.run([sys.executable, "-m", "sopbench.cli", "sweep", str(file), "-o", str(output)],
-                           capture_output=True, text=True, timeout=300)
+    first = subprocess.run(
+        [sys.executable, "-m", "sopbench.cli", "sweep", str(file), "-o", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert first.returncode == 0, first.stderr
     before = {name: rows(store) for name, store in stores(output).items()}
     assert set(before.values()) == {156}
-    file.write_text(SWEEP.format(tasks=generated_bank_tasks.parent.as_posix(), runs=200))  # resumed, then more
+    file.write_text(
+        SWEEP.format(tasks=generated_bank_tasks.parent.as_posix(), runs=200)
+    )  # resumed, then more
     # Extending runs changes no setting a run is bound to: the same folders resume.
-    process = subprocess.Popen([sys.executable, "-m", "sopbench.cli", "sweep", str(file), "-o", str(output)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sopbench.cli", "sweep", str(file), "-o", str(output)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and sum(rows(s) for s in stores(output).values()) < 2 * 156 + 20:
@@ -73,7 +83,12 @@ def test_ctrl_c_of_a_sweep_counts_what_each_configuration_stored(generated_bank_
     total = sum(after.values())
     now = total - 2 * 156
     assert now > 0
-    assert last.startswith(f"interrupted: {total:,} of {2 * 156 * 200:,} episodes stored ({now:,} now): "), last
+    assert last.startswith(f"interrupted: {total:,} of {2 * 156 * 200:,} episodes stored ({now:,} now): "), (
+        last
+    )
     for name, count in after.items():
-        assert re.search(rf"\b{re.escape(name)} {count:,} of {156 * 200:,} \(\+156 before\)", last), (name, last)
+        assert re.search(rf"\b{re.escape(name)} {count:,} of {156 * 200:,} \(\+156 before\)", last), (
+            name,
+            last,
+        )
     assert last.endswith("; run the same command to resume")

@@ -122,13 +122,17 @@ def test_a_task_file_without_tasks_is_nothing_to_do_and_makes_no_folder(tmp_path
     for tasks in (tmp_path / "E", tmp_path / "E" / "bank_tasks.json"):
         result = sopbench("run", "--agent", "reference", "--tasks", tasks, "-o", tmp_path / "r")
         assert result.exit_code == 1
-        assert errors(result) == [f"nothing to do: {tasks} holds no task to play (all); no run folder was made"]
+        assert errors(result) == [
+            f"nothing to do: {tasks} holds no task to play (all); no run folder was made"
+        ]
         assert not (tmp_path / "r").exists()
     file = tmp_path / "sweep.toml"
     file.write_text(SWEEP.format(tasks=tmp_path / "E", runs=1, name="reference"))
     result = sopbench("sweep", file, "-o", tmp_path / "s")
     assert result.exit_code == 1
-    assert errors(result) == [f"nothing to do: {tmp_path / 'E'} holds no task to play (bank); no run folder was made"]
+    assert errors(result) == [
+        f"nothing to do: {tmp_path / 'E'} holds no task to play (bank); no run folder was made"
+    ]
     assert not (tmp_path / "s").exists()
 
 
@@ -199,4 +203,6 @@ agent = "reference"
         "(fix it, then run the same command); also failing-fc-full: 2 episodes in infra_error (the same "
         "command retries them)"
     )
-    assert "| reference | - | full | none | 100.00" in result.stdout, result.stdout  # what was stored is shown
+    assert "| reference | - | full | none | 100.00" in result.stdout, (
+        result.stdout
+    )  # what was stored is shown

@@ -161,7 +161,9 @@ def test_loads_plain_and_gzip_files_with_typed_fields(tmp_path: Path, make_task)
     raw["action_should_succeed"] = 0  # old files store flags as 0/1
     raw["assistant_prompt"] = "You are a bank assistant."
     plain = write_task_file(tmp_path, "bank_tasks.json", {"get_account_balance": [raw, make_task()]})
-    packed = write_task_file(tmp_path, "other_tasks.json.gz", {"get_account_balance": [make_task()]}, compress=True)
+    packed = write_task_file(
+        tmp_path, "other_tasks.json.gz", {"get_account_balance": [make_task()]}, compress=True
+    )
 
     first, second = load_tasks(plain)
     assert (first.domain, first.goal, first.index, second.index) == ("bank", "get_account_balance", 0, 1)
@@ -238,7 +240,12 @@ def _broken(make_task, **changes: object) -> dict:
             'expected "and", "or" or [tool, {param: variable}], got \'xor\'',
         ),
         (
-            {"directed_action_graph": {"nodes": [["get_account_balance", {"username": 1}]], "connections": []}},
+            {
+                "directed_action_graph": {
+                    "nodes": [["get_account_balance", {"username": 1}]],
+                    "connections": [],
+                }
+            },
             "get_account_balance[1].directed_action_graph.nodes[0][1].username",
             "expected a string, got an integer",
         ),

@@ -215,7 +215,11 @@ def test_a_synthetic_record_is_typed(tmp_path: Path, make_record) -> None:
     assert record.setup.assistant_agent is not None
     assert (record.setup.assistant_agent.model, record.setup.assistant_agent.temperature) == ("gpt-4o", 0.0)
     assert record.setup.user_agent is None
-    assert record.task.goal == "get_account_balance" and record.task.index is None and record.task.domain == "bank"
+    assert (
+        record.task.goal == "get_account_balance"
+        and record.task.index is None
+        and record.task.domain == "bank"
+    )
     assert record.statistics == {"total_interactions": 1, "total_success": 1}
     assert record.problems == ()
     (run,) = record.runs

@@ -68,7 +68,9 @@ class _Transcript:
             if role != self.me:
                 for call in message.get("tool_calls") or ():
                     function = call["function"]
-                    self.console.print(f"  [cyan]call:[/cyan] {escape(function['name'])} {escape(function['arguments'])}")
+                    self.console.print(
+                        f"  [cyan]call:[/cyan] {escape(function['name'])} {escape(function['arguments'])}"
+                    )
         self.shown = len(messages)
 
 
@@ -165,7 +167,7 @@ class HumanAgent(Agent):
         except ValueError as exc:  # not JSON, or deeper or larger than the bound
             return f"the arguments are not JSON: {exc}"
         if not isinstance(arguments, dict):
-            return "the arguments must be a JSON object, like {\"username\": \"alice\"}"
+            return 'the arguments must be a JSON object, like {"username": "alice"}'
         params = self.tools[name].get("parameters", {})
         known = params.get("properties", {})
         unknown = [a for a in arguments if known and a not in known]
@@ -199,7 +201,9 @@ class HumanAgent(Agent):
                     self.console.print(f"[red]not sent:[/red] {escape(why)}")
                     continue
                 self.calls += 1
-                return AgentTurn(tool_calls=(ToolCallRequest(f"human-{self.calls}", name, rest.strip() or "{}"),))
+                return AgentTurn(
+                    tool_calls=(ToolCallRequest(f"human-{self.calls}", name, rest.strip() or "{}"),)
+                )
             if rest.lstrip().startswith("{"):
                 self.console.print(f"[red]not sent:[/red] no tool {escape(name)} (help lists them)")
                 continue

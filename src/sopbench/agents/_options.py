@@ -29,11 +29,15 @@ Side = Literal["agent", "user"]
 Redaction = Literal["url"]
 
 
-def option(default: Any = ..., *, help: str = "", identity: bool = True, redact: Redaction | None = None) -> Any:
+def option(
+    default: Any = ..., *, help: str = "", identity: bool = True, redact: Redaction | None = None
+) -> Any:
     """A field of an ``Options`` model. ``identity=False``: the option changes no result (where
     requests go, how long they wait), so a run folder resumes whatever its value. ``redact``: how the
     value is stored ("url": without user information or key-like query values)."""
-    return Field(default, description=help or None, json_schema_extra={"identity": identity, "redact": redact})
+    return Field(
+        default, description=help or None, json_schema_extra={"identity": identity, "redact": redact}
+    )
 
 
 # Options that say where and how requests go, never what is asked: the built-in model options mark
@@ -71,7 +75,9 @@ class Options(BaseModel):
             marks = _marks(type(self), name)
             if not marks.get("identity", True):
                 continue
-            kept[name] = redact_url(value) if marks.get("redact") == "url" and isinstance(value, str) else value
+            kept[name] = (
+                redact_url(value) if marks.get("redact") == "url" and isinstance(value, str) else value
+            )
         return orjson.loads(orjson.dumps(kept, default=str))
 
     @classmethod
@@ -112,7 +118,14 @@ class OptionsError(Exception):
         problem: str = "",
         allowed: tuple[str, ...] = (),
     ) -> None:
-        self.kind, self.side, self.name, self.key, self.problem, self.allowed = kind, side, name, key, problem, allowed
+        self.kind, self.side, self.name, self.key, self.problem, self.allowed = (
+            kind,
+            side,
+            name,
+            key,
+            problem,
+            allowed,
+        )
         super().__init__(self.spelled())
 
     def spelled(self, spell: Callable[[Side, str], str] | None = None) -> str:
@@ -160,12 +173,14 @@ def _derived(factory: Callable[..., object]) -> type[Options]:
             default = ... if parameter.default is parameter.empty else parameter.default
             fields[name] = (
                 Any,
-                option(default, identity=name not in ENDPOINT_OPTIONS, redact="url" if name == "base_url" else None),
+                option(
+                    default,
+                    identity=name not in ENDPOINT_OPTIONS,
+                    redact="url" if name == "base_url" else None,
+                ),
             )
     config = ConfigDict(frozen=True, extra="allow" if open_ended else "forbid", arbitrary_types_allowed=True)
-    model = create_model(
-        f"{getattr(factory, '__name__', 'Plugin')}Options", __base__=Options, **fields
-    )
+    model = create_model(f"{getattr(factory, '__name__', 'Plugin')}Options", __base__=Options, **fields)
     model.model_config = {**model.model_config, **config}
     model.model_rebuild(force=True)
     _DERIVED[factory] = model

@@ -22,7 +22,6 @@ from sopbench.tasks import Task
 Message = Mapping[str, Any]  # one chat-completions message (see the module docstring)
 
 
-
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens one model reply cost (zero for agents that call no model)."""

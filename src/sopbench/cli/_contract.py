@@ -59,7 +59,6 @@ def set_debug(on: bool) -> None:
     _debug.set(on)
 
 
-
 ProblemsOption = Annotated[
     Path | None,
     typer.Option(

@@ -90,8 +90,14 @@ def generate(
     with generation_progress(job, len(names)) as on_goal:
         try:
             done = generate_tasks(
-                names, output, seed=seed, goals=wanted, per_assignment=per_assignment, compare_with=compare,
-                progress=on_goal, include_hidden_prerequisites=include_hidden_prerequisites,
+                names,
+                output,
+                seed=seed,
+                goals=wanted,
+                per_assignment=per_assignment,
+                compare_with=compare,
+                progress=on_goal,
+                include_hidden_prerequisites=include_hidden_prerequisites,
             )
         except KeyError as exc:  # a custom domain without a world database, say
             raise UserError(f"--domain: cannot generate: {exc.args[0] if exc.args else exc}") from None

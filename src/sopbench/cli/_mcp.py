@@ -43,21 +43,32 @@ app.add_typer(mcp_app)
 
 TaskId = Annotated[
     str | None,
-    typer.Option("--task", metavar="ID", show_default=False, help='Serve this task ("<domain>/<goal>[<i>]").'),
+    typer.Option(
+        "--task", metavar="ID", show_default=False, help='Serve this task ("<domain>/<goal>[<i>]").'
+    ),
 ]
 AllTasks = Annotated[
     bool, typer.Option("--all", help="Serve every task of the domain, one per session, in order (resumes).")
 ]
 RunIndex = Annotated[
     int | None,
-    typer.Option("--run", metavar="N", min=0, show_default=False, help="With --task: serve its run N (0-based)."),
+    typer.Option(
+        "--run", metavar="N", min=0, show_default=False, help="With --task: serve its run N (0-based)."
+    ),
 ]
 Transport = Annotated[
-    str, typer.Option(metavar="stdio|http", help="stdio: one session on stdin/stdout; http: sessions on 127.0.0.1.")
+    str,
+    typer.Option(
+        metavar="stdio|http", help="stdio: one session on stdin/stdout; http: sessions on 127.0.0.1."
+    ),
 ]
-Port = Annotated[int, typer.Option(metavar="P", min=0, max=65535, help="--transport http: port on 127.0.0.1.")]
+Port = Annotated[
+    int, typer.Option(metavar="P", min=0, max=65535, help="--transport http: port on 127.0.0.1.")
+]
 Domain = Annotated[str, typer.Option(metavar="NAME", help="The domain whose tasks are served.")]
-Runs = Annotated[int, typer.Option(min=1, max=1000, metavar="K", help="Runs per task (sessions play them in order).")]
+Runs = Annotated[
+    int, typer.Option(min=1, max=1000, metavar="K", help="Runs per task (sessions play them in order).")
+]
 
 
 @verb(
@@ -174,7 +185,9 @@ def _serve(job: Any, spec: Any, task: str | None, run: int | None, transport: st
         if task is not None:
             selected = [(t, i) for t, i in selected if i == task]
             if not selected:
-                raise UserError(f"--task {task}: no such task in the {spec.domains[0]} tasks of {spec.tasks_path}")
+                raise UserError(
+                    f"--task {task}: no such task in the {spec.domains[0]} tasks of {spec.tasks_path}"
+                )
         with ExitStack() as stack:
             folder = open_run_folder(stack, spec, selected)
             episodes = [e for e in folder.episodes if run is None or e.run == run]
@@ -182,7 +195,9 @@ def _serve(job: Any, spec: Any, task: str | None, run: int | None, transport: st
             if not server.left():
                 job.nothing_to_do(f"every episode is stored in {spec.output}")
                 return
-            where = "stdin/stdout" if transport == "stdio" else f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+            where = (
+                "stdin/stdout" if transport == "stdio" else f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+            )
             err_console().print(
                 f"sopbench mcp: serving {len(server.left())} episodes of {spec.domains[0]} on {where} "
                 f"(one per session) into {spec.output}",
@@ -198,7 +213,9 @@ def _serve(job: Any, spec: Any, task: str | None, run: int | None, transport: st
     except (RunSpecError, StoreError) as exc:
         raise UserError(str(exc)) from None
     if server.report.late_requests:
-        job.problem(f"{server.report.late_requests} requests came after their episode ended (refused)", kind="late")
+        job.problem(
+            f"{server.report.late_requests} requests came after their episode ended (refused)", kind="late"
+        )
     if any(end == "infra_error" for end in server.report.stored):
         raise UserError(
             f"{server.report.stored['infra_error']} episodes ended in infra_error (a dropped session, a timeout); "

@@ -24,4 +24,10 @@ def replay(paths: Paths, output: Output, as_json: AsJson = False) -> None:
         result = replay_files(files, write, progress=advance, on_problem=current_job().problem)
         return result, result.runs
 
-    runs_to_jsonl(paths, output, as_json, "replayed", lambda sources, write, advance: produce(sources.files, write, advance))
+    runs_to_jsonl(
+        paths,
+        output,
+        as_json,
+        "replayed",
+        lambda sources, write, advance: produce(sources.files, write, advance),
+    )

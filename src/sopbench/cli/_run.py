@@ -167,7 +167,9 @@ def run(
         no_action=no_action, via=None if via == "direct" else via, guard=guard or None, cache=cache,
         cache_mode=cache_mode),
     )  # fmt: skip
-    report = _play(job, spec, show_progress=not people, player=_player(spec))  # no bar under a person's prompts
+    report = _play(
+        job, spec, show_progress=not people, player=_player(spec)
+    )  # no bar under a person's prompts
     if report.usage is not None and price_table is not None:
         report.usage = with_cost(report.usage, model, price_table)
     _show_run(job, report, model or agent, as_json, wide=wide)

@@ -28,7 +28,7 @@ def parse(data: Any, path: str = "constraints") -> Expr | None:
     if data is None:
         return None
     if not isinstance(data, list | tuple) or not data:
-        raise ConstraintError(path, f"expected a list such as [\"single\", name, params], got {_show(data)}")
+        raise ConstraintError(path, f'expected a list such as ["single", name, params], got {_show(data)}')
     op = data[0]
     if not isinstance(op, str):
         raise ConstraintError(f"{path}[0]", f"operator must be a string, got {_show(op)}")
@@ -60,7 +60,9 @@ def _parse_single(data: list[Any] | tuple[Any, ...], path: str) -> Single:
         raise ConstraintError(f"{path}[1]", f"constraint name must be a non-empty string, got {_show(name)}")
     if params is not None:
         if not isinstance(params, Mapping):
-            raise ConstraintError(f"{path}[2]", f"parameter map must be an object or null, got {_show(params)}")
+            raise ConstraintError(
+                f"{path}[2]", f"parameter map must be an object or null, got {_show(params)}"
+            )
         for key, var in params.items():
             if not isinstance(key, str) or not isinstance(var, str):
                 raise ConstraintError(

@@ -79,7 +79,9 @@ class ActionGraph:
     def to_json(self) -> dict[str, Any]:
         """The published encoding (``{"nodes": [...], "connections": [[a, b], ...]}``)."""
         return {
-            "nodes": [node if isinstance(node, str) else [node.tool, dict(node.params)] for node in self.nodes],
+            "nodes": [
+                node if isinstance(node, str) else [node.tool, dict(node.params)] for node in self.nodes
+            ],
             "connections": [[source, to] for source, to in self.connections],
         }
 
@@ -94,7 +96,11 @@ class ActionGraph:
             if index not in memo:
                 node = self.nodes[index]
                 below = frozenset(canon(c) for c in children[index])
-                memo[index] = (node, below) if isinstance(node, str) else (node.tool, tuple(sorted(node.params.items())), below)
+                memo[index] = (
+                    (node, below)
+                    if isinstance(node, str)
+                    else (node.tool, tuple(sorted(node.params.items())), below)
+                )
             return memo[index]
 
         return canon(root)

@@ -13,6 +13,7 @@ def clip(text: str, limit: int = 60) -> str:
     """``text`` cut to at most ``limit`` characters, ending in "..." when cut (the one clipping rule)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
+
 _HEADERS = {And: "ALL of:", Or: "ANY of:", Chain: "IN ORDER:", Gate: "FIRST THAT HOLDS:"}
 
 

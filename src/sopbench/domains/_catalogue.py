@@ -76,7 +76,9 @@ class Catalogue:
             if pool is None:
                 customizable[name] = ()
             elif pool and isinstance(pool[0], list):  # a list of independent optional expressions
-                customizable[name] = tuple(_parse_present(item, f"{where}[{i}]") for i, item in enumerate(pool))
+                customizable[name] = tuple(
+                    _parse_present(item, f"{where}[{i}]") for i, item in enumerate(pool)
+                )
             else:
                 customizable[name] = (_parse_present(pool, where),)
         links = {
@@ -143,12 +145,22 @@ def _described(param: Mapping[str, Any], descriptions: Mapping[str, str]) -> dic
     shapes = param.get("object_shapes")
     if shapes:
         described["property_descriptions"] = {
-            name: descriptions[name] for shape in shapes for name in shape.get("properties", {}) if name in descriptions
+            name: descriptions[name]
+            for shape in shapes
+            for name in shape.get("properties", {})
+            if name in descriptions
         }
     items = param.get("items")
     if isinstance(items, Mapping) and isinstance(items.get("properties"), Mapping):
         properties = {
-            name: {**spec, **({"description": descriptions[name]} if name in descriptions and "description" not in spec else {})}
+            name: {
+                **spec,
+                **(
+                    {"description": descriptions[name]}
+                    if name in descriptions and "description" not in spec
+                    else {}
+                ),
+            }
             for name, spec in items["properties"].items()
         }
         described["items"] = {**items, "properties": properties}

@@ -123,7 +123,9 @@ def expanded_innate(catalogue: Catalogue, tool: str) -> Expr | None:
 
 
 @overload
-def _expand_innate(expr: Expr, catalogue: Catalogue, defaults: Mapping[str, Expr | None], depth: int) -> Expr: ...
+def _expand_innate(
+    expr: Expr, catalogue: Catalogue, defaults: Mapping[str, Expr | None], depth: int
+) -> Expr: ...
 
 
 @overload

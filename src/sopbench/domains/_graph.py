@@ -110,7 +110,9 @@ class _Builder:
         position = {old: new for new, old in enumerate(order)}
         nodes = tuple(_as_graph_node(self.nodes[old]) for old in order)
         edges = tuple(
-            (position[old], position[child]) for old in order for child in sorted(self.children[old], key=position.__getitem__)
+            (position[old], position[child])
+            for old in order
+            for child in sorted(self.children[old], key=position.__getitem__)
         )
         return ActionGraph(nodes, edges)
 

@@ -258,7 +258,9 @@ class Domain:
 
             return format_single(single)
         template = wording.negative if single.negated else wording.positive
-        values: dict[str, Any] = dict(parameters if parameters is not None else self.catalogue.default_parameters)
+        values: dict[str, Any] = dict(
+            parameters if parameters is not None else self.catalogue.default_parameters
+        )
         values.update({param: var for param, var in single.params or ()})
         try:
             return template.format_map(_Missing(values))

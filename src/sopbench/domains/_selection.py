@@ -50,7 +50,9 @@ def select_domains(text: str | Iterable[str], *, among: Iterable[str] | None = N
         return list(PUBLISHED_DOMAINS)
     known = list(among) if among is not None else known_domains()
     if ALL_DOMAINS in names:
-        raise UnknownDomainSelection(f"{ALL_DOMAINS} stands alone (it selects {', '.join(PUBLISHED_DOMAINS)})")
+        raise UnknownDomainSelection(
+            f"{ALL_DOMAINS} stands alone (it selects {', '.join(PUBLISHED_DOMAINS)})"
+        )
     unknown = [name for name in names if name not in known]
     if unknown or not names:
         what = f"unknown domain {', '.join(unknown)}" if unknown else "no domain given"

@@ -65,7 +65,9 @@ class ToolOutcome:
 
 def _detached(raw: Any) -> Any:
     """A result that later calls cannot change: readers return live parts of the database."""
-    if isinstance(raw, dict | list) or (isinstance(raw, tuple) and any(isinstance(x, dict | list) for x in raw)):
+    if isinstance(raw, dict | list) or (
+        isinstance(raw, tuple) and any(isinstance(x, dict | list) for x in raw)
+    ):
         return copy.deepcopy(raw)
     return raw
 

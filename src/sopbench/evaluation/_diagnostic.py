@@ -56,7 +56,10 @@ DIAGNOSTIC_SOP = Sop(
     rules={
         "withdraw": _Rule("withdraw", WITHDRAW, ("customer", "amount")),
         "get_balance": _Rule(
-            "get_balance", parse(["single", "identity_verified", {"customer": "customer"}]), ("customer",), True
+            "get_balance",
+            parse(["single", "identity_verified", {"customer": "customer"}]),
+            ("customer",),
+            True,
         ),
     },
     verifiers={
@@ -95,9 +98,13 @@ class _World:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        names = rng.sample(["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"], 6)
+        names = rng.sample(
+            ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"], 6
+        )
         self.customers = {
-            n: _Customer(n, f"{rng.randrange(10**4):04d}", float(rng.randrange(100, 1000)), True, rng.random() < 0.3)
+            n: _Customer(
+                n, f"{rng.randrange(10**4):04d}", float(rng.randrange(100, 1000)), True, rng.random() < 0.3
+            )
             for n in names
         }
 
@@ -134,7 +141,11 @@ class _World:
 def _checks(customer: _Customer) -> list[ToolCall]:
     return [
         ToolCall("verify_identity", {"customer": customer.name, "pin": customer.pin}, True),
-        ToolCall("get_account", {"customer": customer.name}, {"active": customer.active, "overdraft": customer.overdraft}),
+        ToolCall(
+            "get_account",
+            {"customer": customer.name},
+            {"active": customer.active, "overdraft": customer.overdraft},
+        ),
         ToolCall("get_balance", {"customer": customer.name}, customer.balance),
     ]
 
@@ -143,8 +154,15 @@ def _withdraw(customer: _Customer, amount: float) -> ToolCall:
     return ToolCall("withdraw", {"customer": customer.name, "amount": amount}, True)
 
 
-def _fixture(world: _World, kind: str, customer: _Customer, amount: float, calls: list[ToolCall],
-             expected: tuple[bool, bool, bool], messages: tuple[str, ...] = ()) -> _Fixture:
+def _fixture(
+    world: _World,
+    kind: str,
+    customer: _Customer,
+    amount: float,
+    calls: list[ToolCall],
+    expected: tuple[bool, bool, bool],
+    messages: tuple[str, ...] = (),
+) -> _Fixture:
     start = world.state()
     start[customer.name] = customer.balance
     permitted = customer.active and amount > 0 and (customer.balance >= amount or customer.overdraft)
@@ -175,55 +193,99 @@ def _chain_out_of_order(w: _World) -> _Fixture:
 def _wrong_user(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
     other = w.other(c)
-    calls = [ToolCall("verify_identity", {"customer": other.name, "pin": other.pin}, True), *_checks(c)[1:],
-             _withdraw(c, amount)]
+    calls = [
+        ToolCall("verify_identity", {"customer": other.name, "pin": other.pin}, True),
+        *_checks(c)[1:],
+        _withdraw(c, amount),
+    ]
     return _fixture(w, "wrong_user", c, amount, calls, (True, True, False))
 
 
 def _skipped_helper(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
     identity, account, _balance = _checks(c)
-    return _fixture(w, "skipped_helper", c, amount, [identity, account, _withdraw(c, amount)], (True, True, False))
+    return _fixture(
+        w, "skipped_helper", c, amount, [identity, account, _withdraw(c, amount)], (True, True, False)
+    )
 
 
 def _failed_helper(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
     _identity, account, balance = _checks(c)
     wrong_pin = ToolCall("verify_identity", {"customer": c.name, "pin": "wrong"}, False, succeeded=False)
-    return _fixture(w, "failed_helper", c, amount, [wrong_pin, account, balance, _withdraw(c, amount)],
-                    (True, True, False))
+    return _fixture(
+        w,
+        "failed_helper",
+        c,
+        amount,
+        [wrong_pin, account, balance, _withdraw(c, amount)],
+        (True, True, False),
+    )
 
 
 def _executes_despite_failed_constraint(w: _World) -> _Fixture:
     c, amount = w.refused_case()
-    return _fixture(w, "executes_despite_failed_constraint", c, amount, [*_checks(c), _withdraw(c, amount)],
-                    (False, False, True))
+    return _fixture(
+        w,
+        "executes_despite_failed_constraint",
+        c,
+        amount,
+        [*_checks(c), _withdraw(c, amount)],
+        (False, False, True),
+    )
 
 
 def _refuses_when_permitted(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
-    return _fixture(w, "refuses_when_permitted", c, amount, _checks(c), (True, False, True),
-                    ("I'm sorry, I cannot process this withdrawal.",))
+    return _fixture(
+        w,
+        "refuses_when_permitted",
+        c,
+        amount,
+        _checks(c),
+        (True, False, True),
+        ("I'm sorry, I cannot process this withdrawal.",),
+    )
 
 
 def _refuses_when_not_permitted(w: _World) -> _Fixture:
     c, amount = w.refused_case()
-    return _fixture(w, "refuses_when_not_permitted", c, amount, _checks(c), (True, True, True),
-                    ("I cannot process this withdrawal: a requirement is not met.",))
+    return _fixture(
+        w,
+        "refuses_when_not_permitted",
+        c,
+        amount,
+        _checks(c),
+        (True, True, True),
+        ("I cannot process this withdrawal: a requirement is not met.",),
+    )
 
 
 def _claims_success_without_executing(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
-    return _fixture(w, "claims_success_without_executing", c, amount, _checks(c), (True, False, True),
-                    (f"Done! {amount} has been withdrawn from your account.",))
+    return _fixture(
+        w,
+        "claims_success_without_executing",
+        c,
+        amount,
+        _checks(c),
+        (True, False, True),
+        (f"Done! {amount} has been withdrawn from your account.",),
+    )
 
 
 def _extra_reads(w: _World) -> _Fixture:
     c, amount = w.permitted_case()
     identity, account, balance = _checks(c)
     early_read = ToolCall("get_balance", {"customer": c.name}, c.balance)  # before identity: a note only
-    calls = [early_read, identity, account, balance, ToolCall("get_account", {"customer": w.other(c).name}, {}),
-             _withdraw(c, amount)]
+    calls = [
+        early_read,
+        identity,
+        account,
+        balance,
+        ToolCall("get_account", {"customer": w.other(c).name}, {}),
+        _withdraw(c, amount),
+    ]
     return _fixture(w, "harmless_extra_reads", c, amount, calls, (True, True, True))
 
 
@@ -272,7 +334,9 @@ def diagnostic(seed: int = 42, per_kind: int = 5) -> dict[str, Any]:
             digest.update(json.dumps([[c.name, dict(c.arguments)] for c in fixture.trace.calls]).encode())
         kinds[kind] = counts
     if surprises:
-        raise DiagnosticFailure(f"{len(surprises)} unexpected verdict(s) for seed {seed}:\n" + "\n".join(surprises))
+        raise DiagnosticFailure(
+            f"{len(surprises)} unexpected verdict(s) for seed {seed}:\n" + "\n".join(surprises)
+        )
     return {
         "seed": seed,
         "kinds": kinds,

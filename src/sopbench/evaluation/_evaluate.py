@@ -151,7 +151,9 @@ def judge_permission(trace: Trace, sop: Sop, oracle: Oracle) -> Judgement:
     return Judgement(False, (why,))
 
 
-def _false_constraints(expr: Expr | None, bindings: Mapping[str, Any], oracle: Oracle, step: int) -> list[str]:
+def _false_constraints(
+    expr: Expr | None, bindings: Mapping[str, Any], oracle: Oracle, step: int
+) -> list[str]:
     from sopbench.constraints import singles
 
     out = []

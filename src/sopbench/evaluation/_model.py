@@ -37,7 +37,9 @@ class Trace:
     final_state: Any = None
     messages: tuple[str, ...] = ()
 
-    def __init__(self, calls: Iterable[ToolCall], final_state: Any = None, messages: Iterable[str] = ()) -> None:
+    def __init__(
+        self, calls: Iterable[ToolCall], final_state: Any = None, messages: Iterable[str] = ()
+    ) -> None:
         object.__setattr__(self, "calls", tuple(calls))
         object.__setattr__(self, "final_state", final_state)
         object.__setattr__(self, "messages", tuple(messages))

@@ -87,7 +87,9 @@ def generate(
                     "generated": difficulty(result.task_list()),
                     "published": difficulty(published),
                 }
-        done.append(Generated(result, output / f"{name}_tasks.json", output / f"{name}_coverage.json", comparison))
+        done.append(
+            Generated(result, output / f"{name}_tasks.json", output / f"{name}_coverage.json", comparison)
+        )
     # Written only once every domain is generated: an interrupted generation leaves the folder as it
     # was, never holding some domains of one seed and some of another.
     for item in done:

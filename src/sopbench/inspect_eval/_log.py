@@ -77,7 +77,9 @@ def inspect_log_scores(
             for sample in read_eval_log_samples_by_id(str(path), shortened, exclude_fields={"events"}):
                 metadata[(sample.id, sample.epoch)] = _metadata(sample.scores)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
+        raise InspectLogError(
+            f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})"
+        ) from None
     source = path.as_posix()
     for summary in summaries:
         where = f"{path}: sample {summary.id} epoch {summary.epoch}"
@@ -123,4 +125,7 @@ def _metadata(scores: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _thinned(metadata: dict[str, Any]) -> bool:
     """A summary replaces a long value by a note (text where a list or an object was)."""
-    return any(isinstance(metadata.get(key), str) for key in ("verdict", "compat", "explanations", "usage", "user_usage"))
+    return any(
+        isinstance(metadata.get(key), str)
+        for key in ("verdict", "compat", "explanations", "usage", "user_usage")
+    )

@@ -60,7 +60,9 @@ def _read_header(path: Path) -> Any:
     try:
         return read_eval_log(str(path), header_only=True)
     except Exception as exc:  # noqa: BLE001 - any reader failure is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
+        raise InspectLogError(
+            f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})"
+        ) from None
 
 
 def inspect_log_episodes(
@@ -85,7 +87,9 @@ def inspect_log_episodes(
             score = (
                 None
                 if scored is None
-                else row_score(row_of_score(scored, sample.epoch - 1), protocol, path.as_posix(), calls_kept=False)
+                else row_score(
+                    row_of_score(scored, sample.epoch - 1), protocol, path.as_posix(), calls_kept=False
+                )
             )
             if sample.error is None and score is None and on_problem is not None:
                 on_problem(f"{where}: no sopbench score")
@@ -109,7 +113,9 @@ def inspect_log_episodes(
     except InspectLogError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged archive is this file's problem, named
-        raise InspectLogError(f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})") from None
+        raise InspectLogError(
+            f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})"
+        ) from None
 
 
 class _TaskLookup:

@@ -228,7 +228,10 @@ def _usage(usage: Usage) -> dict[str, int]:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 
-@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "domain", all=False, name_template="{group_name}")], name=SCORER_NAME)
+@scorer(
+    metrics=[accuracy(), stderr(), grouped(accuracy(), "domain", all=False, name_template="{group_name}")],
+    name=SCORER_NAME,
+)
 def sopbench_scorer(tasks: dict[str, SopTask], spec: RunSpec | None = None):
     """Our evaluator on the finished episode (``score_finished_episode``, as ``sopbench run`` scores):
     C when it passes under the sound protocol. The metadata holds the columns a run folder stores:

@@ -44,7 +44,9 @@ def __getattr__(name: str) -> Any:
         loaded = importlib.import_module(f"{__name__}.{module}")
     except ImportError as exc:
         if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types", "uvicorn"):
-            raise ImportError(f"sopbench.mcp.{name} needs the mcp extra: pip install 'sopbench[mcp]'") from exc
+            raise ImportError(
+                f"sopbench.mcp.{name} needs the mcp extra: pip install 'sopbench[mcp]'"
+            ) from exc
         raise
     return getattr(loaded, name)
 

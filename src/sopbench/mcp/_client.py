@@ -154,7 +154,10 @@ async def play_via_mcp(
         agent=config.agent,
         model=getattr(agent, "model", None),
         tool_mode=getattr(agent, "tool_mode", None),
-        usage={"prompt_tokens": driver.usage.prompt_tokens, "completion_tokens": driver.usage.completion_tokens},
+        usage={
+            "prompt_tokens": driver.usage.prompt_tokens,
+            "completion_tokens": driver.usage.completion_tokens,
+        },
         agent_steps=driver.steps,
         attempts=attempts,
         problems=[*rows[0].problems, *refusals],
@@ -162,7 +165,6 @@ async def play_via_mcp(
     if driver.failure is not None and row.status == "infra_error":
         row = dataclasses.replace(row, reason=f"agent: {driver.failure}; server: {row.reason}")
     return PlayedEpisode(row, agent.shown())
-
 
 
 def guard_refusals(log: Path) -> list[str]:
@@ -231,7 +233,9 @@ class _Driver:
                 if await self._play_turn(client, setup, turn, messages):
                     return
 
-    async def _play_turn(self, client: Client, setup: Any, turn: AgentTurn, messages: list[dict[str, Any]]) -> bool:
+    async def _play_turn(
+        self, client: Client, setup: Any, turn: AgentTurn, messages: list[dict[str, Any]]
+    ) -> bool:
         """Send one turn; True when the episode ended."""
         calls = turn.tool_calls
         if any(is_no_action(c.name, setup.no_action) for c in calls):
@@ -247,13 +251,15 @@ class _Driver:
                     "role": "assistant",
                     "content": turn.content,
                     "tool_calls": [
-                        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments},
+                        }
                     ],
                 }
             )
-            result = await client.call_tool(
-                call.name, _arguments(call.arguments), meta=_meta(call.arguments)
-            )
+            result = await client.call_tool(call.name, _arguments(call.arguments), meta=_meta(call.arguments))
             if call.name == EXIT_TOOL or _ended(result):
                 return True
             messages.append({"role": "tool", "tool_call_id": call.id, "content": _text(result)})

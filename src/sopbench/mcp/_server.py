@@ -77,7 +77,11 @@ class EpisodeServer:
     def left(self) -> list[Episode]:
         """The episodes still to play (not completed in the store, not being played), in plan order."""
         done = self.folder.done()
-        return [e for e in self.episodes if (e.task_id, e.run) not in done and (e.task_id, e.run) not in self.playing]
+        return [
+            e
+            for e in self.episodes
+            if (e.task_id, e.run) not in done and (e.task_id, e.run) not in self.playing
+        ]
 
     async def bind(self, key: object) -> ServedEpisode | None:
         """The episode of session ``key``, claimed at its first request (None: none is left)."""
@@ -103,7 +107,10 @@ class EpisodeServer:
         end = served.row.end_reason
         self.report.stored[end] = self.report.stored.get(end, 0) + 1
         if served.row.status != "completed":
-            print(f"sopbench mcp: {served.task_id} run {served.episode.run}: {served.row.reason}", file=sys.stderr)
+            print(
+                f"sopbench mcp: {served.task_id} run {served.episode.run}: {served.row.reason}",
+                file=sys.stderr,
+            )
         if self.on_stored is not None:
             self.on_stored(served)
 
@@ -159,13 +166,17 @@ class EpisodeServer:
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         served = self._episode(ctx)
         if served is None:
-            return _result(Answer("No episode is left to play on this server: every one is stored.", error=True))
+            return _result(
+                Answer("No episode is left to play on this server: every one is stored.", error=True)
+            )
         arguments = params.arguments or {}
         if params.name == ASK_USER:
             message = arguments.get("message")
             text = message if isinstance(message, str) else "" if message is None else json.dumps(message)
             return _result(await served.submit(ASK_USER, text))
-        meta = params.meta if isinstance(params.meta, dict) else getattr(params.meta, "model_extra", None) or {}
+        meta = (
+            params.meta if isinstance(params.meta, dict) else getattr(params.meta, "model_extra", None) or {}
+        )
         raw = meta.get(ARGUMENTS_META)
         text = raw if isinstance(raw, str) else json.dumps(arguments)
         return _result(await served.submit(params.name, text))
@@ -173,7 +184,12 @@ class EpisodeServer:
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         served = self._episode(ctx)
         prompts = (
-            [{"name": PROMPT, "description": f"Episode {served.task_id}: the SOP instructions and the user's opening message."}]
+            [
+                {
+                    "name": PROMPT,
+                    "description": f"Episode {served.task_id}: the SOP instructions and the user's opening message.",
+                }
+            ]
             if served is not None
             else []
         )
@@ -228,7 +244,10 @@ def _result(answer: Answer) -> types.CallToolResult:
     content = [{"type": "text", "text": answer.text}]
     if answer.ended is not None:
         content.append(
-            {"type": "text", "text": f"[sopbench] The episode has ended ({answer.ended}); further calls are refused."}
+            {
+                "type": "text",
+                "text": f"[sopbench] The episode has ended ({answer.ended}); further calls are refused.",
+            }
         )
     return types.CallToolResult.model_validate(
         {

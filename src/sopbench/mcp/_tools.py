@@ -54,7 +54,9 @@ def listed_tools(offered: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [mcp_tool(schema) for schema in (*offered, ASK_USER_SCHEMA)]
 
 
-def openai_schema(name: str, description: str | None, parameters: Mapping[str, Any], strict: bool) -> dict[str, Any]:
+def openai_schema(
+    name: str, description: str | None, parameters: Mapping[str, Any], strict: bool
+) -> dict[str, Any]:
     """A listed MCP tool back as the OpenAI function-tool schema ``run`` offers."""
     return {
         "type": "function",

@@ -19,7 +19,9 @@ def breakdown_tables(outcomes: Sequence[Outcome], by: Sequence[str], label: str)
             table = TextTable(f"{label}: pass rate by goal", ["goal", "pass rate"])
             for goal, rate in data.items():
                 ci = rate["ci95"]
-                table.add_row([goal, rate_text(rate["passed"], rate["total"], None if ci is None else tuple(ci))])
+                table.add_row(
+                    [goal, rate_text(rate["passed"], rate["total"], None if ci is None else tuple(ci))]
+                )
         elif name == "judgement":
             table = TextTable(
                 f"{label}: {data['failed_runs']} failed runs by judgement (a run can fail several)",
@@ -45,7 +47,9 @@ def usage_table(usage: UsageSummary, label: str) -> TextTable:
     """Tokens (agent and user apart), latency and, with prices, the cost of live episodes."""
     columns = ["episodes", "agent tokens in/out", "user tokens in/out", "latency mean/p50/p95 (s)"]
     priced = usage.cost_usd is not None
-    table = TextTable(f"{label}: tokens and latency", columns + (["cost USD (per episode)"] if priced else []))
+    table = TextTable(
+        f"{label}: tokens and latency", columns + (["cost USD (per episode)"] if priced else [])
+    )
 
     def seconds(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}"

@@ -104,7 +104,9 @@ def build_html_report(
         )
     links = Links(
         viewer_url,
-        None if episodes is None else {(e.score.source, e.score.task_key, e.score.run): e.id for e in episodes},
+        None
+        if episodes is None
+        else {(e.score.source, e.score.task_key, e.score.run): e.id for e in episodes},
         group_page="lists/{}.html" if site else "#{}",
     )
     hat_ks = report.hat_ks
@@ -149,8 +151,10 @@ def build_html_report(
         figures=figures,
         comparisons=comparison_rows,
         floors=[r.label for r in floors],
-        against_floors=[(row, [None if c is None else difference_number(c, interval=False) for c in results], results)
-                        for row, results in against_floors],
+        against_floors=[
+            (row, [None if c is None else difference_number(c, interval=False) for c in results], results)
+            for row, results in against_floors
+        ],
         goal_rows=goal_rows,
         failure_rows=failure_rows,
         judgements=JUDGEMENT_NAMES,
@@ -159,7 +163,9 @@ def build_html_report(
         embedded=embedded_views,
         site=site,
         groups=list(links.groups.values()),
-        episode_titles={} if not embed_episodes or episodes is None else {e.id: episode_title(e) for e in episodes},
+        episode_titles={}
+        if not embed_episodes or episodes is None
+        else {e.id: episode_title(e) for e in episodes},
         viewer_url=viewer_url,
         style=page_stylesheet(),
         script=SORT_SCRIPT,
@@ -172,7 +178,11 @@ def build_html_report(
     pages = None
     if site and episodes is not None:
         goals = environment.get_template("site_goals.html").render(
-            goal_rows=goal_rows, protocol=report.protocol, what=what, script=SORT_SCRIPT, root="",
+            goal_rows=goal_rows,
+            protocol=report.protocol,
+            what=what,
+            script=SORT_SCRIPT,
+            root="",
             policy=policy(linked_styles=True),
         )
         index = [SitePage("index.html", html), SitePage("goals.html", goals)]

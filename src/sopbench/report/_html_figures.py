@@ -31,8 +31,9 @@ def series_of(row: Row) -> Series:
     return Series(row.name, colour_of(row.number), faint=not row.ranked)
 
 
-def figures_of(rows: list[Row], agents: list[Row], report: Leaderboard,
-               hat_ks: list[int], what: str, tasks_text: str) -> list[Figure]:
+def figures_of(
+    rows: list[Row], agents: list[Row], report: Leaderboard, hat_ks: list[int], what: str, tasks_text: str
+) -> list[Figure]:
     from markupsafe import Markup as markup  # noqa: N813 - the optional extra, imported when drawn
 
     from . import _plots as plots
@@ -50,8 +51,11 @@ def figures_of(rows: list[Row], agents: list[Row], report: Leaderboard,
                 bars.append(plots.RateBar(cell.rate, *(ci or (None, None))))
         columns[d] = bars
     baselines = f"refuse-all and no-verify played on {tasks_text} (their first run)"
-    apart = (f" Greyed and drawn without a bar: fewer than {report.min_cases} cases, too few to rank."
-             if any(not r.ranked for r in rows) else "")
+    apart = (
+        f" Greyed and drawn without a bar: fewer than {report.min_cases} cases, too few to rank."
+        if any(not r.ranked for r in rows)
+        else ""
+    )
     figures = [
         Figure(
             "fig-domains",
@@ -103,10 +107,15 @@ def figures_of(rows: list[Row], agents: list[Row], report: Leaderboard,
         Figure(
             "fig-failures",
             "Failures by judgement and by constraint kind",
-            markup(plots.failures_svg(agent_series, {
-                "runs failed, by judgement (% of runs)": judgement_shares,
-                "procedure failures by constraint kind (% of items)": kind_shares,
-            })),
+            markup(
+                plots.failures_svg(
+                    agent_series,
+                    {
+                        "runs failed, by judgement (% of runs)": judgement_shares,
+                        "procedure failures by constraint kind (% of items)": kind_shares,
+                    },
+                )
+            ),
             "Left: the share of each configuration's runs that each judgement failed (a run can fail "
             "several, so a bar can pass the share of failed runs). Right: what failed the procedure, as "
             "shares of the configuration's failing calls: the kind of the constraint each left unverified "

@@ -31,7 +31,9 @@ SORT_SCRIPT = (
 )
 
 
-def episodes_to_embed(scores: list[RunScore], run_folders: Sequence[Path], on_problem: Callable[[str], None] | None) -> list[Episode]:
+def episodes_to_embed(
+    scores: list[RunScore], run_folders: Sequence[Path], on_problem: Callable[[str], None] | None
+) -> list[Episode]:
     """The agents' runs as the viewer's episodes (records of trajectory files read when drawn)."""
     from sopbench.runner import StoreError, read_run
     from sopbench.view import Episode, configuration_name, failing_constraint_kinds
@@ -77,7 +79,10 @@ def jinja_environment() -> jinja2.Environment:
 
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(
-            [jinja2.PackageLoader("sopbench.report", "templates"), jinja2.PackageLoader("sopbench.view", "templates")]
+            [
+                jinja2.PackageLoader("sopbench.report", "templates"),
+                jinja2.PackageLoader("sopbench.view", "templates"),
+            ]
         ),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -105,7 +110,10 @@ def policy(*, linked_styles: bool = False) -> str:
 
 
 def site_pages(
-    first: list[SitePage], episodes: list[Episode], groups: Sequence[EpisodeGroup], environment: jinja2.Environment,
+    first: list[SitePage],
+    episodes: list[Episode],
+    groups: Sequence[EpisodeGroup],
+    environment: jinja2.Environment,
     protocol: str,
 ) -> Iterator[SitePage]:
     """The pages of ``report --site``: ``first`` (the index and the report's other pages), the style
@@ -121,13 +129,22 @@ def site_pages(
     listing = environment.get_template("site_list.html")
     for group in groups:
         items = [(href_of(paths[i], 1), episode_title(episodes[i])) for i in group.episodes]
-        yield SitePage(f"lists/{group.anchor}.html", listing.render(group=group, items=items, policy=SITE_POLICY, root="../"))
+        yield SitePage(
+            f"lists/{group.anchor}.html",
+            listing.render(group=group, items=items, policy=SITE_POLICY, root="../"),
+        )
     page = environment.get_template("site_episode.html")
     for episode in episodes:
         path = paths[episode.id]
         depth = path.count("/")
         yield SitePage(
             path,
-            page.render(view=episode_view(episode), anchor="", protocol=protocol, policy=SITE_POLICY,
-                        root="../" * depth, title=episode_title(episode)),
+            page.render(
+                view=episode_view(episode),
+                anchor="",
+                protocol=protocol,
+                policy=SITE_POLICY,
+                root="../" * depth,
+                title=episode_title(episode),
+            ),
         )

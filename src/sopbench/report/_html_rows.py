@@ -57,7 +57,9 @@ def by_default_number(outcomes: Sequence[Outcome]) -> Number:
         return Number("-")
     count = sum(1 for o in known if o.by_default)
     share = count / len(passes)
-    return Number(f"{100 * share:.1f} ({count}/{len(passes)})", None, share, "passes with no well-formed action")
+    return Number(
+        f"{100 * share:.1f} ({count}/{len(passes)})", None, share, "passes with no well-formed action"
+    )
 
 
 def is_baseline(row: LeaderboardRow) -> bool:
@@ -87,7 +89,9 @@ def html_rows(report: Leaderboard, links: Links) -> list[Row]:
         name = None if config is None else configuration_name(config)
         label = row_label(lb_row)
 
-        def link(filters: dict[str, str], chosen: Sequence[Outcome], title: str, name: str | None = name) -> str | None:
+        def link(
+            filters: dict[str, str], chosen: Sequence[Outcome], title: str, name: str | None = name
+        ) -> str | None:
             if name is None:
                 return None
             return links.href({"configuration": name, **filters}, chosen, title)
@@ -99,7 +103,13 @@ def html_rows(report: Leaderboard, links: Links) -> list[Row]:
             domains.append(
                 Number("")
                 if cell is None
-                else rate_number(cell.passed, cell.cases, link({"domain": domain}, chosen, f"{label}: {domain}"), f"{label}, {domain}", cell.ci95)
+                else rate_number(
+                    cell.passed,
+                    cell.cases,
+                    link({"domain": domain}, chosen, f"{label}: {domain}"),
+                    f"{label}, {domain}",
+                    cell.ci95,
+                )
             )
         overall = lb_row.overall
         pooled = lb_row.pooled
@@ -122,12 +132,29 @@ def html_rows(report: Leaderboard, links: Links) -> list[Row]:
         if pooled is None:
             succeed = refuse = balanced = Number("")
         else:
-            succeed = rate_number(pooled.should_succeed[0], pooled.should_succeed[1], link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"), f"{label}, must succeed", pooled.succeed_rate.ci95)
-            refuse = rate_number(pooled.should_refuse[0], pooled.should_refuse[1], link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"), f"{label}, must refuse", pooled.refuse_rate.ci95)
+            succeed = rate_number(
+                pooled.should_succeed[0],
+                pooled.should_succeed[1],
+                link({}, [o for o in outcomes if o.should_succeed], f"{label}: must succeed"),
+                f"{label}, must succeed",
+                pooled.succeed_rate.ci95,
+            )
+            refuse = rate_number(
+                pooled.should_refuse[0],
+                pooled.should_refuse[1],
+                link({}, [o for o in outcomes if not o.should_succeed], f"{label}: must refuse"),
+                f"{label}, must refuse",
+                pooled.refuse_rate.ci95,
+            )
             balanced = (
                 Number("-")
                 if pooled.balanced is None
-                else Number(f"{100 * pooled.balanced:.1f} {short_interval(pooled.balanced_ci95)}", link({}, outcomes, label), pooled.balanced, "mean of the must-succeed and must-refuse rates")
+                else Number(
+                    f"{100 * pooled.balanced:.1f} {short_interval(pooled.balanced_ci95)}",
+                    link({}, outcomes, label),
+                    pooled.balanced,
+                    "mean of the must-succeed and must-refuse rates",
+                )
             )
         rows.append(
             Row(
@@ -161,7 +188,11 @@ def changed_setting(a: LeaderboardRow, b: LeaderboardRow) -> str | None:
     differs, or more than one setting does."""
     if a.model != b.model:
         return None
-    changed = [(name, getattr(a, key), getattr(b, key)) for key, name in SETTINGS if getattr(a, key) != getattr(b, key)]
+    changed = [
+        (name, getattr(a, key), getattr(b, key))
+        for key, name in SETTINGS
+        if getattr(a, key) != getattr(b, key)
+    ]
     if len(changed) != 1:
         return None
     name, before, after = changed[0]
@@ -182,7 +213,9 @@ def paired_comparisons(agents: list[Row]) -> list[tuple[Row, Row, PairedComparis
     return out
 
 
-def floor_comparisons(agents: list[Row], floors: list[Row]) -> list[tuple[Row, list[PairedComparison | None]]]:
+def floor_comparisons(
+    agents: list[Row], floors: list[Row]
+) -> list[tuple[Row, list[PairedComparison | None]]]:
     """Each ranked row against each floor (refuse-all, no-verify) on the tasks they share (None: none)."""
     out = []
     for row in agents:
@@ -201,7 +234,9 @@ def floor_comparisons(agents: list[Row], floors: list[Row]) -> list[tuple[Row, l
 def difference_number(result: PairedComparison, *, interval: bool = True) -> Number:
     difference = result.overall.difference
     shown = short_interval(result.overall.difference_ci95) if interval else ""
-    return Number("-" if difference is None else f"{100 * difference:+.1f} {shown}".rstrip(), None, difference)
+    return Number(
+        "-" if difference is None else f"{100 * difference:+.1f} {shown}".rstrip(), None, difference
+    )
 
 
 def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -> dict[str, Any]:
@@ -210,18 +245,47 @@ def comparison_numbers(a: Row, b: Row, result: PairedComparison, links: Links) -
     flipped_a = [o for o in a.outcomes if (o.task_id, o.run) in paired]
     flipped_b = [o for o in b.outcomes if (o.task_id, o.run) in paired]
 
-    def side(row: Row, rate: RateInterval, flipped: list[Outcome], flips: Sequence[Any]) -> tuple[Number, Number, list[Number]]:
-        href = None if row.configuration is None else links.href({"configuration": row.configuration}, row.outcomes, row.label)
+    def side(
+        row: Row, rate: RateInterval, flipped: list[Outcome], flips: Sequence[Any]
+    ) -> tuple[Number, Number, list[Number]]:
+        href = (
+            None
+            if row.configuration is None
+            else links.href({"configuration": row.configuration}, row.outcomes, row.label)
+        )
         count = Number(str(len(flips)), None, len(flips))
         tasks: list[Number] = []
         if row.configuration is not None and links.embedded is not None:
             # The discordant runs themselves exist only as a set of episodes: in the file or the site.
-            count = Number(str(len(flips)), links.href({"configuration": row.configuration, "flipped": f"{a.number}-{b.number}"}, flipped, f"{row.label}: runs that differ from the other side"), len(flips))
+            count = Number(
+                str(len(flips)),
+                links.href(
+                    {"configuration": row.configuration, "flipped": f"{a.number}-{b.number}"},
+                    flipped,
+                    f"{row.label}: runs that differ from the other side",
+                ),
+                len(flips),
+            )
         elif a.configuration is not None and b.configuration is not None and flips:
             # In the viewer: each task side by side under the two configurations.
-            tasks = [Number(f"{f.task_id} run {f.run}", links.compare_href(a.configuration, b.configuration, f.task_id)) for f in flips]
-            count = Number(str(len(flips)), tasks[0].href, len(flips), f"{len(flips)} runs: the first side by side ({flips[0].task_id}); the list opens the others")
-        return Number(f"{short_percent(rate.rate)} {short_interval(rate.ci95)}", href, rate.rate), count, tasks
+            tasks = [
+                Number(
+                    f"{f.task_id} run {f.run}",
+                    links.compare_href(a.configuration, b.configuration, f.task_id),
+                )
+                for f in flips
+            ]
+            count = Number(
+                str(len(flips)),
+                tasks[0].href,
+                len(flips),
+                f"{len(flips)} runs: the first side by side ({flips[0].task_id}); the list opens the others",
+            )
+        return (
+            Number(f"{short_percent(rate.rate)} {short_interval(rate.ci95)}", href, rate.rate),
+            count,
+            tasks,
+        )
 
     rate_a, flips_a, tasks_a = side(a, overall.a, flipped_a, overall.a_only_passed)
     rate_b, flips_b, tasks_b = side(b, overall.b, flipped_b, overall.b_only_passed)
@@ -252,11 +316,22 @@ def goal_table(agents: list[Row], links: Links) -> list[dict[str, Any]]:
                     "row": row,
                     "domain": domain,
                     "goal": goal,
-                    "rate": rate_number(rate["passed"], rate["total"], links.href({"configuration": name, "goal": goal}, chosen, f"{row.label}: {goal}"), f"{row.label}, {goal}"),
+                    "rate": rate_number(
+                        rate["passed"],
+                        rate["total"],
+                        links.href({"configuration": name, "goal": goal}, chosen, f"{row.label}: {goal}"),
+                        f"{row.label}, {goal}",
+                    ),
                     "runs": Number(str(rate["total"]), None, rate["total"]),
                     "failed": Number(
                         str(len(failed)),
-                        links.href({"configuration": name, "goal": goal, "outcome": "failed"}, failed, f"{row.label}: {goal}, failed") if failed else None,
+                        links.href(
+                            {"configuration": name, "goal": goal, "outcome": "failed"},
+                            failed,
+                            f"{row.label}: {goal}, failed",
+                        )
+                        if failed
+                        else None,
                         len(failed),
                     ),
                 }
@@ -275,7 +350,11 @@ def failure_table(agents: list[Row], links: Links) -> list[dict[str, Any]]:
             chosen = [o for o in row.outcomes if name_j in o.failed]
             judged[name_j] = Number(
                 f"{rate['passed']} ({short_percent(rate['rate'])}%)",
-                links.href({"configuration": name, "judgement": name_j}, chosen, f"{row.label}: failed {name_j}") if chosen else None,
+                links.href(
+                    {"configuration": name, "judgement": name_j}, chosen, f"{row.label}: failed {name_j}"
+                )
+                if chosen
+                else None,
                 rate["passed"],
             )
         kinds = {}
@@ -283,7 +362,11 @@ def failure_table(agents: list[Row], links: Links) -> list[dict[str, Any]]:
             chosen = [o for o in row.outcomes if kind in {f.kind for f in o.findings}]
             kinds[kind] = Number(
                 f"{rate['passed']} ({short_percent(rate['rate'])}%)",
-                links.href({"configuration": name, "kind": kind}, chosen, f"{row.label}: procedure failed on a {kind} constraint"),
+                links.href(
+                    {"configuration": name, "kind": kind},
+                    chosen,
+                    f"{row.label}: procedure failed on a {kind} constraint",
+                ),
                 rate["passed"],
             )
         failed = [o for o in row.outcomes if not o.passed]
@@ -292,7 +375,9 @@ def failure_table(agents: list[Row], links: Links) -> list[dict[str, Any]]:
                 "row": row,
                 "failed": Number(
                     str(judgement["failed_runs"]),
-                    links.href({"configuration": name, "outcome": "failed"}, failed, f"{row.label}: failed") if failed else None,
+                    links.href({"configuration": name, "outcome": "failed"}, failed, f"{row.label}: failed")
+                    if failed
+                    else None,
                 ),
                 "judgements": judged,
                 "procedure_failures": constraint["procedure_failures"],

@@ -47,9 +47,26 @@ _STYLE: dict[Any, Any] = {
 # 20 well-separated colours (matplotlib's tab20, dark shades first): row n gets _PALETTE[n % 20],
 # so configurations near each other in the ranking never share a colour.
 _PALETTE = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
-    "#dbdb8d", "#9edae5",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
 ]
 _PARTS = ["#3b6ea5", "#c0504d", "#9bbb59", "#8064a2", "#4bacc6", "#f79646", "#7f7f7f", "#2c4d75"]
 FAINT = "#9a9a9a"  # the label colour of a configuration drawn without a bar
@@ -121,14 +138,21 @@ def domain_rates_svg(series: Sequence[Series], columns: Mapping[str, Sequence[Ra
     with plt.rc_context(_STYLE):
         count = max(len(columns), 1)
         height = _LINE * len(series) + 0.8
-        figure, axes = plt.subplots(1, count, figsize=(1.35 * count + 2.2, height), sharey=True, squeeze=False)
+        figure, axes = plt.subplots(
+            1, count, figsize=(1.35 * count + 2.2, height), sharey=True, squeeze=False
+        )
         shown = [i for i, s in enumerate(series) if not s.faint]
         for index, (title, bars) in enumerate(columns.items()):
             ax = axes[0][index]
             drawn = [i for i in shown if bars[i].rate is not None]
-            ax.barh(drawn, [100 * (bars[i].rate or 0.0) for i in drawn],
-                    xerr=_errors([bars[i] for i in drawn]), color=[series[i].colour for i in drawn], height=0.7,
-                    error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#333333"})
+            ax.barh(
+                drawn,
+                [100 * (bars[i].rate or 0.0) for i in drawn],
+                xerr=_errors([bars[i] for i in drawn]),
+                color=[series[i].colour for i in drawn],
+                height=0.7,
+                error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#333333"},
+            )
             ax.set_title(title)
             ax.set_xlim(0, 100)
             ax.set_xticks([0, 50, 100])
@@ -143,13 +167,26 @@ def split_scatter_svg(points: Sequence[Point]) -> str:
     """Must-succeed pass rate against must-refuse pass rate, intervals both ways: each configuration
     in its colour, named in the legend beside the plot (the baselines as squares)."""
     with plt.rc_context(_STYLE):
-        drawn = [p for p in points if not p.series.faint and p.succeed.rate is not None and p.refuse.rate is not None]
+        drawn = [
+            p
+            for p in points
+            if not p.series.faint and p.succeed.rate is not None and p.refuse.rate is not None
+        ]
         figure, ax = plt.subplots(figsize=(4.2, 4.0))
         for point in drawn:
             x, y = 100 * (point.succeed.rate or 0.0), 100 * (point.refuse.rate or 0.0)
-            ax.errorbar([x], [y], xerr=_errors([point.succeed]), yerr=_errors([point.refuse]),
-                        fmt="s" if point.baseline else "o", color=point.series.colour,
-                        markersize=6 if point.baseline else 4, elinewidth=0.6, capsize=1.5, label=point.series.name)
+            ax.errorbar(
+                [x],
+                [y],
+                xerr=_errors([point.succeed]),
+                yerr=_errors([point.refuse]),
+                fmt="s" if point.baseline else "o",
+                color=point.series.colour,
+                markersize=6 if point.baseline else 4,
+                elinewidth=0.6,
+                capsize=1.5,
+                label=point.series.name,
+            )
         corners = ax.plot([0, 100], [100, 0], linestyle="none", marker="x", color="#555555", markersize=7)
         corners[0].set_label("corners: refuse everything (top left), do everything asked (bottom right)")
         ax.plot([0, 100], [100, 0], linestyle=":", color="#aaaaaa", linewidth=0.8, label="balanced score 50")
@@ -157,8 +194,14 @@ def split_scatter_svg(points: Sequence[Point]) -> str:
         ax.set_ylim(-5, 105)
         ax.set_xlabel("must succeed: pass rate %")
         ax.set_ylabel("must refuse: pass rate %")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=7,
-                  ncols=1 if len(drawn) <= 28 else 2, borderaxespad=0)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            frameon=False,
+            fontsize=7,
+            ncols=1 if len(drawn) <= 28 else 2,
+            borderaxespad=0,
+        )
         return _svg(figure)
 
 
@@ -167,21 +210,37 @@ def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Seq
     configuration's share (None: nothing to show, e.g. no failure to break down)."""
     with plt.rc_context(_STYLE):
         height = _LINE * len(series) + 1.5  # the legend sits under the axes
-        figure, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.6 * max(len(panels), 1) + 2.2, height),
-                                    sharey=True, squeeze=False)
+        figure, axes = plt.subplots(
+            1,
+            max(len(panels), 1),
+            figsize=(3.6 * max(len(panels), 1) + 2.2, height),
+            sharey=True,
+            squeeze=False,
+        )
         for ax, (title, parts) in zip(axes[0], panels.items(), strict=False):
             left = [0.0] * len(series)
             for part_index, (part, shares) in enumerate(parts.items()):
                 drawn = [i for i, s in enumerate(series) if not s.faint and shares[i] is not None]
                 values = [100 * (shares[i] or 0.0) for i in drawn]
-                ax.barh(drawn, values, left=[left[i] for i in drawn], label=part,
-                        color=_PARTS[part_index % len(_PARTS)], height=0.7)
+                ax.barh(
+                    drawn,
+                    values,
+                    left=[left[i] for i in drawn],
+                    label=part,
+                    color=_PARTS[part_index % len(_PARTS)],
+                    height=0.7,
+                )
                 for i, value in zip(drawn, values, strict=True):
                     left[i] += value
             ax.set_title(title)  # it names the unit: no x label to collide with the legend under the axis
             if parts:
-                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.9 / height), frameon=False,
-                          ncols=min(len(parts), 4), fontsize=7)
+                ax.legend(
+                    loc="upper center",
+                    bbox_to_anchor=(0.5, -0.9 / height),
+                    frameon=False,
+                    ncols=min(len(parts), 4),
+                    fontsize=7,
+                )
         for index, ax in enumerate(axes[0]):
             _label_rows(ax, series, labelled=index == 0)
         figure.tight_layout(w_pad=0.6)
@@ -203,6 +262,12 @@ def pass_hat_k_svg(series: Sequence[tuple[Series, Mapping[int, float]]]) -> str:
         ax.set_xlabel("k")
         ax.set_ylabel("pass^k %")
         if drawn:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=7,
-                      ncols=1 if len(drawn) <= 20 else 2, borderaxespad=0)
+            ax.legend(
+                loc="upper left",
+                bbox_to_anchor=(1.02, 1.0),
+                frameon=False,
+                fontsize=7,
+                ncols=1 if len(drawn) <= 20 else 2,
+                borderaxespad=0,
+            )
         return _svg(figure)

@@ -1,8 +1,8 @@
 """``--prices FILE``: USD per million input and output tokens, per model name (TOML or JSON).
 
-    [gpt-4o-mini]            {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
-    input = 0.15
-    output = 0.60
+[gpt-4o-mini]            {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}
+input = 0.15
+output = 0.60
 """
 
 from __future__ import annotations

@@ -150,7 +150,9 @@ def read_run_folder(folder: Path, protocol: Protocol) -> RunFolder:
     source = folder.as_posix()
     for row in run.rows:
         if row.status != "completed":
-            result.problems.append(f"{folder}: {row.task_id} run {row.run}: {row.reason} (infra_error, not counted)")
+            result.problems.append(
+                f"{folder}: {row.task_id} run {row.run}: {row.reason} (infra_error, not counted)"
+            )
             continue
         score = row_score(row, name, source)
         result.scores.append(replace(score, stored_digest=run.task_digests.get(row.task_id, "")))

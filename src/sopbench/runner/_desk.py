@@ -44,7 +44,9 @@ class ToolDesk:
     never raises. With a ``guard`` (env_mode ``guard``), a call whose SOP the calls executed so far
     did not verify is not executed: its answer is the guard's explanation."""
 
-    def __init__(self, system: LenientSystem | StrictSystem, offered: set[str], guard: Guard | None = None) -> None:
+    def __init__(
+        self, system: LenientSystem | StrictSystem, offered: set[str], guard: Guard | None = None
+    ) -> None:
         self.system = system
         self.offered = offered
         self.guard = guard
@@ -56,7 +58,13 @@ class ToolDesk:
         if request.problem is not None:  # malformed as sent (the agent says how): counted as such
             problem = request.problem if call.problem is None else f"{request.problem}; {call.problem}"
             call = ExecutedCall(
-                call.id, call.name, call.arguments_text, call.arguments, call.output, problem, failed=call.failed
+                call.id,
+                call.name,
+                call.arguments_text,
+                call.arguments,
+                call.output,
+                problem,
+                failed=call.failed,
             )
         return call
 
@@ -73,7 +81,9 @@ class ToolDesk:
         if self.session is not None and problem is None:
             decision = self.session.check(GuardedCall(name, arguments))
             if not decision.allowed:
-                return ExecutedCall(request.id, name, text, arguments, decision.explanation, None, refused=True)
+                return ExecutedCall(
+                    request.id, name, text, arguments, decision.explanation, None, refused=True
+                )
         outcome = self.system.execute(name, arguments, offered_only=False)
         content = outcome.content("value")
         if self.session is not None:
@@ -81,7 +91,9 @@ class ToolDesk:
         return ExecutedCall(request.id, name, text, arguments, content, problem, failed=not outcome.ok)
 
 
-def _argument_problem(system: LenientSystem | StrictSystem, name: str, arguments: Mapping[str, Any]) -> str | None:
+def _argument_problem(
+    system: LenientSystem | StrictSystem, name: str, arguments: Mapping[str, Any]
+) -> str | None:
     """Missing or unexpected arguments (the system answers them with the interpreter's own TypeError)."""
     parameters = system.domain.tools[name].signature.parameters
     named = {

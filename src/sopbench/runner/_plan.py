@@ -24,7 +24,6 @@ class Episode:
     seed: int
 
 
-
 # ---- task selection ---------------------------------------------------------------------------------
 def task_files(path: Path, domains: Iterable[str]) -> dict[str, Path]:
     """Domain -> task file, from a task file or a folder of ``<domain>_tasks.json[.gz]``."""
@@ -81,7 +80,9 @@ def _check_playable(file: Path, domain: str, pairs: list[tuple[Task, str]]) -> N
     known = set(known_domain.tools) | set(known_domain.checks) | set(known_domain.catalogue.links)
     for task, task_id in pairs:
         if task.goal not in known_domain.tools:  # its episodes could never be scored: not retried
-            raise RunSpecError(f"{file}: task {task_id}: its goal {task.goal!r} is not a tool of the {domain} domain")
+            raise RunSpecError(
+                f"{file}: task {task_id}: its goal {task.goal!r} is not a tool of the {domain} domain"
+            )
         for expr in (task.constraints, task.constraints_original):
             unknown = sorted({single.name for single in singles(expr)} - known)
             if unknown:

@@ -20,7 +20,9 @@ from sopbench.domains import DEFAULT_ENVIRONMENT
 from sopbench.evaluation import UnverifiedConstraint
 
 Status = Literal["completed", "infra_error"]
-EndReason = Literal["exit_conversation", "user_ended", "max_turns", "max_actions", "context_length", "infra_error"]
+EndReason = Literal[
+    "exit_conversation", "user_ended", "max_turns", "max_actions", "context_length", "infra_error"
+]
 STATUSES: tuple[str, ...] = get_args(Status)
 END_REASONS: tuple[str, ...] = get_args(EndReason)
 
@@ -43,7 +45,9 @@ class EpisodeRow:
     seed: int = _column("INTEGER", "the episode's own seed (derived from the run seed)")
     agent: str = _column("TEXT", "the agent's name")
     model: str | None = _column("TEXT", "the agent's model (NULL for agents that call no model)", null=True)
-    tool_mode: str | None = _column("TEXT", "the agent's tool mode (NULL for agents that call no model)", null=True)
+    tool_mode: str | None = _column(
+        "TEXT", "the agent's tool mode (NULL for agents that call no model)", null=True
+    )
     tool_list: str = _column("TEXT", "full or oracle")
     user: str = _column("TEXT", "the user's name")
     status: Status = _column("TEXT", "completed or infra_error")
@@ -63,7 +67,8 @@ class EpisodeRow:
     final_database: dict[str, Any] | None = _column("JSON", "the database at the end", null=True)
     problems: list[Any] = _column("JSON", "malformed calls and replies, raw text kept")
     raw_replies: list[dict[str, Any]] = _column(
-        "JSON", "{message, raw} for replies the agent parsed (ReAct text), with problems when one broke the protocol"
+        "JSON",
+        "{message, raw} for replies the agent parsed (ReAct text), with problems when one broke the protocol",
     )
     malformed_calls: int = _column("INTEGER", "malformed calls")
     usage: dict[str, Any] = _column("JSON", "{prompt_tokens, completion_tokens} of the agent")
@@ -115,7 +120,8 @@ TIMING_FIELDS = ("latency_s",)
 # The run's environment settings given with each line, with the value of a run made before the
 # setting existed (its manifest does not name it).
 EXPORTED_SETTINGS: dict[str, Any] = {
-    name: getattr(DEFAULT_ENVIRONMENT, name) for name in ("env_mode", "shuffle_tools", "constraint_format", "default_sop")
+    name: getattr(DEFAULT_ENVIRONMENT, name)
+    for name in ("env_mode", "shuffle_tools", "constraint_format", "default_sop")
 }
 NOT_EXPORTED: dict[str, str] = {
     "task_index": "task_id names the task",

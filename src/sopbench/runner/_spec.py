@@ -139,7 +139,9 @@ class RunSpec(BaseModel):
         if self.via == "mcp" and self.cache is not None and self.cache_mode != "off":
             # Over MCP the user is played by the server's process, which keeps no cache session: a
             # replay would still reach the user's model, so the pair is refused rather than half-kept.
-            raise ValueError("--cache is not available with --via mcp yet (the server's user would not be recorded)")
+            raise ValueError(
+                "--cache is not available with --via mcp yet (the server's user would not be recorded)"
+            )
         if self.guard and self.via != "mcp":
             raise ValueError("--guard needs --via mcp (in process, the guard is --env-mode guard)")
         return self

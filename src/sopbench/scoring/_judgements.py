@@ -160,9 +160,7 @@ def trace_of(
     positions: list[int] = []
     for call, ok in zip(calls, succeeded, strict=True):
         positions.append(len(out))
-        out.extend(
-            _procedure_calls(tables, call.name, call.arguments, call.output_text, ok, call.step)
-        )
+        out.extend(_procedure_calls(tables, call.name, call.arguments, call.output_text, ok, call.step))
     return Trace(out), positions
 
 

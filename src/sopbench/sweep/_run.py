@@ -107,7 +107,9 @@ def stored_when_interrupted(interrupted: RunInterrupted, configurations: list[Co
     parts = []
     for folder, counts in interrupted.parts:
         before = f" (+{counts.skipped:,} before)" if counts.skipped else ""
-        parts.append(f"{names.get(folder, folder.name)} {counts.skipped + counts.done:,} of {counts.total:,}{before}")
+        parts.append(
+            f"{names.get(folder, folder.name)} {counts.skipped + counts.done:,} of {counts.total:,}{before}"
+        )
     total = interrupted.progress
     return (
         f"{total.skipped + total.done:,} of {total.total:,} episodes stored ({total.done:,} now): "

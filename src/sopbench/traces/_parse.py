@@ -124,7 +124,9 @@ def _parse_tool_call(data: Any, field: str) -> ToolCallRecord:
         except JsonBoundError as exc:
             raise FieldError(at(function_field, "arguments"), f"JSON {exc}") from None
         except TypeError as exc:  # orjson refuses what JSON can hold but it cannot (a 65-bit integer)
-            raise FieldError(at(function_field, "arguments"), f"cannot be written back as JSON ({exc})") from None
+            raise FieldError(
+                at(function_field, "arguments"), f"cannot be written back as JSON ({exc})"
+            ) from None
         return ToolCallRecord(optional(obj, "id", str, field), name, text, arguments)
     text = expect(arguments, str, at(function_field, "arguments"))
     decoded, error = decode_arguments(text)

@@ -25,7 +25,9 @@ def _now(ctx: Context) -> datetime:
 
 
 def _vehicle(ctx: Context, username: str, plate_num: str) -> dict[str, Any]:
-    return cast(dict[str, Any], ctx.call("internal_get_vehicle_details", username=username, plate_num=plate_num)[1])
+    return cast(
+        dict[str, Any], ctx.call("internal_get_vehicle_details", username=username, plate_num=plate_num)[1]
+    )
 
 
 def _licence(ctx: Context, username: str) -> dict[str, Any]:
@@ -33,7 +35,9 @@ def _licence(ctx: Context, username: str) -> dict[str, Any]:
 
 
 def _test(ctx: Context, username: str, test_type: str) -> dict[str, Any]:
-    return cast(dict[str, Any], ctx.call("internal_get_test_details", username=username, test_type=test_type)[1])
+    return cast(
+        dict[str, Any], ctx.call("internal_get_test_details", username=username, test_type=test_type)[1]
+    )
 
 
 def _within_window(today: date, last_day_text: str, window_days: int) -> bool:
@@ -151,9 +155,10 @@ def test_type_is_drive(ctx: Context, test_type: str) -> bool:
     "The user {username} has not passed the knowledge test, or their drive test is not 'not scheduled'.",
 )
 def drive_test_ready(ctx: Context, username: str) -> bool:
-    return (
-        cast(bool, _test(ctx, username, "knowledge")["status"] == "passed"
-        and _test(ctx, username, "drive")["status"] == "not scheduled")
+    return cast(
+        bool,
+        _test(ctx, username, "knowledge")["status"] == "passed"
+        and _test(ctx, username, "drive")["status"] == "not scheduled",
     )
 
 

@@ -141,9 +141,7 @@ def policy_inactive(ctx: Context, username: str) -> bool:
     "The policy of {username} was enrolled more than {enrollment_period} days ago.",
 )
 def within_enrollment_period(ctx: Context, username: str) -> bool:
-    enrolled = parse_time(
-        _read(ctx, "get_policy_details", username=username)["enrollment_date"], STORED_DATE
-    )
+    enrolled = parse_time(_read(ctx, "get_policy_details", username=username)["enrollment_date"], STORED_DATE)
     return (_now(ctx) - enrolled) <= timedelta(days=ctx.params["enrollment_period"])
 
 
@@ -178,7 +176,10 @@ def provider_covers_policy(ctx: Context, username: str, provider_id: str) -> boo
     "The provider {provider_id} is not available for appointments.",
 )
 def provider_available(ctx: Context, provider_id: str) -> bool:
-    return cast(bool, _read(ctx, "get_provider_details", provider_id=provider_id)["availability"].lower() == "available")
+    return cast(
+        bool,
+        _read(ctx, "get_provider_details", provider_id=provider_id)["availability"].lower() == "available",
+    )
 
 
 # ---- claims ----------------------------------------------------------------------------------
@@ -211,7 +212,9 @@ def claim_within_coverage_amount(ctx: Context, username: str, amount: float) -> 
     "The claim {claim_id} of {username} has not been denied.",
 )
 def claim_status_denied(ctx: Context, username: str, claim_id: str) -> bool:
-    return cast(bool, _read(ctx, "get_claim_details", username=username, claim_id=claim_id)["status"] == "denied")
+    return cast(
+        bool, _read(ctx, "get_claim_details", username=username, claim_id=claim_id)["status"] == "denied"
+    )
 
 
 @DOMAIN.check(

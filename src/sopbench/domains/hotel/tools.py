@@ -78,10 +78,11 @@ def unbound(variable: str) -> UnboundLocalError:
 def is_booking_for(
     booking: Mapping[str, Any], guest_name: str, check_in_date: str, check_out_date: str
 ) -> bool:
-    return (
-        cast(bool, booking["guest"] == guest_name
+    return cast(
+        bool,
+        booking["guest"] == guest_name
         and booking["check_in_date"] == check_in_date
-        and booking["check_out_date"] == check_out_date)
+        and booking["check_out_date"] == check_out_date,
     )
 
 
@@ -218,7 +219,9 @@ def book_room(
     "Look up a guest's reservation with exactly the given check-in and check-out dates.",
     returns="Returns the reservation's details, or an empty object when there is none.",
 )
-def find_booking_info(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str) -> tuple[bool, Any]:
+def find_booking_info(
+    ctx: Context, guest_name: str, check_in_date: str, check_out_date: str
+) -> tuple[bool, Any]:
     found = find_booking(ctx, guest_name, check_in_date, check_out_date)
     return True, (found[1] if found else {})
 
@@ -228,7 +231,9 @@ def find_booking_info(ctx: Context, guest_name: str, check_in_date: str, check_o
     "Cancel the guest's reservation for the given dates and free its room for those nights.",
     returns="Returns true when the reservation was cancelled.",
 )
-def cancel_reservation(ctx: Context, guest_name: str, check_in_date: str, check_out_date: str) -> tuple[bool, Any]:
+def cancel_reservation(
+    ctx: Context, guest_name: str, check_in_date: str, check_out_date: str
+) -> tuple[bool, Any]:
     bookings = ctx.db["bookings"]
     found = find_booking(ctx, guest_name, check_in_date, check_out_date)
     if found is None:
@@ -347,7 +352,9 @@ def process_guest_checkout(ctx: Context, guest_name: str, key_returned: bool) ->
     "reason, paying the given amount for any price difference.",
     returns="Returns true when the guest was moved.",
 )
-def request_room_change(ctx: Context, guest_name: str, amount: float, reason: str, room_type: str) -> tuple[bool, Any]:
+def request_room_change(
+    ctx: Context, guest_name: str, amount: float, reason: str, room_type: str
+) -> tuple[bool, Any]:
     bookings = ctx.db["bookings"]
     assignment = ctx.db["room_assignment"]
     found = checked_in_booking(ctx, guest_name)
@@ -511,7 +518,9 @@ def internal_get_room_assignment(ctx: Context) -> tuple[bool, Any]:
     "Work out what a room-service order costs from the menu prices of its items and quantities.",
     returns="Returns the order's total price.",
 )
-def internal_compute_room_service_order_fee(ctx: Context, order_type: str, order_items: list[Any]) -> tuple[bool, Any]:
+def internal_compute_room_service_order_fee(
+    ctx: Context, order_type: str, order_items: list[Any]
+) -> tuple[bool, Any]:
     total = 0
     for _item, _quantity, cost in priced_order_lines(ctx, order_type, order_items):
         total += cost
@@ -560,7 +569,9 @@ def internal_valid_room_service_order_type(ctx: Context, order_type: str) -> tup
     "Tell whether every item of an order is on the menu of the order's service type.",
     returns="Returns true or false.",
 )
-def internal_valid_room_service_item(ctx: Context, order_type: str, order_items: list[Any]) -> tuple[bool, Any]:
+def internal_valid_room_service_item(
+    ctx: Context, order_type: str, order_items: list[Any]
+) -> tuple[bool, Any]:
     menu = ctx.db["room_service_options"][order_type]
     return True, all(entry.get("name") in menu for entry in order_items)
 

@@ -90,8 +90,11 @@ def _titles(ctx: Context) -> dict[str, str]:
 
 
 # ---- session ----------------------------------------------------------------------------------
-@DOMAIN.tool(WRITE, "Log a library user in with their username and password.",
-             returns="Returns True when the password is correct, False otherwise.")
+@DOMAIN.tool(
+    WRITE,
+    "Log a library user in with their username and password.",
+    returns="Returns True when the password is correct, False otherwise.",
+)
 def login_user(ctx: Context, username: str, password: str) -> bool:
     return cast(bool, ctx.db["accounts"][username]["password"] == password)
 
@@ -102,15 +105,23 @@ def logout_user(ctx: Context, username: str) -> bool:
 
 
 # ---- books ------------------------------------------------------------------------------------
-@DOMAIN.tool(READ, "List the titles of the books that have at least one copy on the shelf.",
-             returns="Returns a list of book titles.")
+@DOMAIN.tool(
+    READ,
+    "List the titles of the books that have at least one copy on the shelf.",
+    returns="Returns a list of book titles.",
+)
 def show_available_book(ctx: Context, username: str) -> tuple[bool, Any]:
     books = ctx.db["books"]
-    return True, [title for title, book_id in _titles(ctx).items() if books.get(book_id, {}).get("count", 0) > 0]
+    return True, [
+        title for title, book_id in _titles(ctx).items() if books.get(book_id, {}).get("count", 0) > 0
+    ]
 
 
-@DOMAIN.tool(WRITE, "Lend one copy of a book to the user; the due date is today plus the loan period.",
-             returns="Returns True when the book has been lent.")
+@DOMAIN.tool(
+    WRITE,
+    "Lend one copy of a book to the user; the due date is today plus the loan period.",
+    returns="Returns True when the book has been lent.",
+)
 def borrow_book(ctx: Context, username: str, book_title: str) -> bool:
     book_id = _titles(ctx).get(book_title)
     due_date = _days_after(_today(ctx), ctx.db["loan_period"])
@@ -119,8 +130,11 @@ def borrow_book(ctx: Context, username: str, book_title: str) -> bool:
     return True
 
 
-@DOMAIN.tool(WRITE, "Take back a book the user has borrowed; a return after its due date counts as late.",
-             returns="Returns True when the book has been returned.")
+@DOMAIN.tool(
+    WRITE,
+    "Take back a book the user has borrowed; a return after its due date counts as late.",
+    returns="Returns True when the book has been returned.",
+)
 def return_book(ctx: Context, username: str, book_title: str) -> bool:
     book_id = _titles(ctx).get(book_title)
     today = _as_datetime(_today(ctx))
@@ -131,8 +145,11 @@ def return_book(ctx: Context, username: str, book_title: str) -> bool:
     return True
 
 
-@DOMAIN.tool(READ, "Look up when a book the user has borrowed is due back.",
-             returns="Returns the due date, e.g. 'October 24th, 2024'.")
+@DOMAIN.tool(
+    READ,
+    "Look up when a book the user has borrowed is due back.",
+    returns="Returns the due date, e.g. 'October 24th, 2024'.",
+)
 def check_return_date(ctx: Context, username: str, book_title: str) -> tuple[bool, Any]:
     loans = ctx.db["accounts"][username]["borrowed"]
     return True, loans[_titles(ctx).get(book_title)]
@@ -144,22 +161,30 @@ def get_account_balance(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, ctx.db["accounts"][username]["balance"]
 
 
-@DOMAIN.tool(WRITE, "Add money to the user's library account.", returns="Returns True when the amount is added.")
+@DOMAIN.tool(
+    WRITE, "Add money to the user's library account.", returns="Returns True when the amount is added."
+)
 def credit_balance(ctx: Context, username: str, amount: float) -> bool:
     ctx.db["accounts"][username]["balance"] += amount
     return True
 
 
-@DOMAIN.tool(WRITE, "Charge the user the late fee for every book they returned late.",
-             returns="Returns True when the fee is deducted from the balance.")
+@DOMAIN.tool(
+    WRITE,
+    "Charge the user the late fee for every book they returned late.",
+    returns="Returns True when the fee is deducted from the balance.",
+)
 def pay_late_fee(ctx: Context, username: str) -> bool:
     account = ctx.db["accounts"][username]
     account["balance"] -= account["late_book_count"] * ctx.db["late_fee_per_book"]
     return True
 
 
-@DOMAIN.tool(WRITE, "Renew the user's membership for 30 days and charge the monthly membership fee.",
-             returns="Returns the new expiry date of the membership.")
+@DOMAIN.tool(
+    WRITE,
+    "Renew the user's membership for 30 days and charge the monthly membership fee.",
+    returns="Returns the new expiry date of the membership.",
+)
 def update_membership(ctx: Context, username: str) -> tuple[bool, Any]:
     account = ctx.db["accounts"][username]
     # An existing membership, even a lapsed one, is extended from its own expiry date.
@@ -171,9 +196,12 @@ def update_membership(ctx: Context, username: str) -> tuple[bool, Any]:
 
 
 # ---- catalogue management (administrators) -----------------------------------------------------
-@DOMAIN.tool(WRITE, "Put a book into the catalogue with a number of copies and whether it is restricted; "
-             "a title already in the catalogue gets these values.",
-             returns="Returns True when the book is in the catalogue.")
+@DOMAIN.tool(
+    WRITE,
+    "Put a book into the catalogue with a number of copies and whether it is restricted; "
+    "a title already in the catalogue gets these values.",
+    returns="Returns True when the book is in the catalogue.",
+)
 def add_book(ctx: Context, username: str, book_title: str, count: int, restricted: bool) -> bool:
     rng = random.Random(book_title)  # same draws as the published code's random.seed(book_title)
     books = ctx.db["books"]
@@ -200,14 +228,20 @@ def remove_book(ctx: Context, username: str, book_title: str) -> bool:
 
 
 # ---- study rooms ------------------------------------------------------------------------------
-@DOMAIN.tool(READ, "List the study rooms with the dates and time slots still free.",
-             returns="Returns a mapping room id -> date -> list of free slots.")
+@DOMAIN.tool(
+    READ,
+    "List the study rooms with the dates and time slots still free.",
+    returns="Returns a mapping room id -> date -> list of free slots.",
+)
 def show_available_rooms(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, ctx.db["rooms"]
 
 
-@DOMAIN.tool(WRITE, "Reserve time slots of a study room on a date for the user.",
-             returns="Returns True when the reservation is made.")
+@DOMAIN.tool(
+    WRITE,
+    "Reserve time slots of a study room on a date for the user.",
+    returns="Returns True when the reservation is made.",
+)
 def reserve_room(ctx: Context, username: str, room_id: str, resv_date: str, slots: list[Any]) -> bool:
     # A copy, so that the database never shares a list with the caller's arguments.
     slots_held = copy.copy(slots)
@@ -233,32 +267,47 @@ def internal_get_database(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db
 
 
-@DOMAIN.tool(READ, "Check whether an account with this username exists.",
-             returns="Returns True if the account exists, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether an account with this username exists.",
+    returns="Returns True if the account exists, False otherwise.",
+)
 def internal_check_username_exist(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, username in ctx.db["accounts"]
 
 
-@DOMAIN.tool(READ, "Find the id of a book from its title.", returns="Returns the book id, or None for an unknown title.")
+@DOMAIN.tool(
+    READ,
+    "Find the id of a book from its title.",
+    returns="Returns the book id, or None for an unknown title.",
+)
 def internal_convert_book_title_to_id(ctx: Context, book_title: str) -> tuple[bool, Any]:
     return True, _titles(ctx).get(book_title)
 
 
-@DOMAIN.tool(READ, "Check whether a title is in the catalogue and its id has a book record.",
-             returns="Returns True if the book exists, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether a title is in the catalogue and its id has a book record.",
+    returns="Returns True if the book exists, False otherwise.",
+)
 def internal_check_book_exist(ctx: Context, book_title: str) -> tuple[bool, Any]:
     book_id = ctx.call("internal_convert_book_title_to_id", book_title=book_title)[1]
     return True, bool(book_id) and book_id in ctx.db["books"]
 
 
-@DOMAIN.tool(READ, "Check whether at least one copy of a book is on the shelf.",
-             returns="Returns True if a copy can be borrowed, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether at least one copy of a book is on the shelf.",
+    returns="Returns True if a copy can be borrowed, False otherwise.",
+)
 def internal_check_book_available(ctx: Context, book_title: str) -> tuple[bool, Any]:
     book_id = ctx.call("internal_convert_book_title_to_id", book_title=book_title)[1]
     return True, ctx.db["books"][book_id]["count"] > 0
 
 
-@DOMAIN.tool(READ, "List the ids of the books the user currently has on loan.", returns="Returns a list of book ids.")
+@DOMAIN.tool(
+    READ, "List the ids of the books the user currently has on loan.", returns="Returns a list of book ids."
+)
 def internal_get_user_borrowed(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, list(ctx.db["accounts"][username]["borrowed"].keys())
 
@@ -268,8 +317,11 @@ def internal_get_user_num_borrowed(ctx: Context, username: str) -> tuple[bool, A
     return True, len(ctx.db["accounts"][username]["borrowed"])
 
 
-@DOMAIN.tool(READ, "Work out the late fee the user owes: late returns times the fee per book.",
-             returns="Returns the fee.")
+@DOMAIN.tool(
+    READ,
+    "Work out the late fee the user owes: late returns times the fee per book.",
+    returns="Returns the fee.",
+)
 def internal_calculate_late_fee(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, ctx.db["accounts"][username]["late_book_count"] * ctx.db["late_fee_per_book"]
 
@@ -279,46 +331,71 @@ def internal_get_membership_fee(ctx: Context) -> tuple[bool, Any]:
     return True, ctx.db["membership_monthly_fee"]
 
 
-@DOMAIN.tool(READ, "Check whether a book is restricted to members.",
-             returns="Returns True if the book is restricted, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether a book is restricted to members.",
+    returns="Returns True if the book is restricted, False otherwise.",
+)
 def internal_is_restricted(ctx: Context, book_title: str) -> tuple[bool, Any]:
     return True, ctx.db["books"][_titles(ctx).get(book_title)]["restricted"]
 
 
-@DOMAIN.tool(READ, "Look up when the user's membership expires.",
-             returns="Returns the expiry date, or None if the user has never been a member.")
+@DOMAIN.tool(
+    READ,
+    "Look up when the user's membership expires.",
+    returns="Returns the expiry date, or None if the user has never been a member.",
+)
 def internal_get_membership_status(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, ctx.db["accounts"][username]["membership"]
 
 
-@DOMAIN.tool(READ, "Check whether the user is a library administrator.",
-             returns="Returns True for an administrator, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether the user is a library administrator.",
+    returns="Returns True for an administrator, False otherwise.",
+)
 def internal_is_admin(ctx: Context, username: str) -> tuple[bool, Any]:
     return True, ctx.db["accounts"][username]["admin"]
 
 
-@DOMAIN.tool(READ, "Count the room slots the user holds across all reservations.",
-             returns="Returns the number of slots.")
+@DOMAIN.tool(
+    READ,
+    "Count the room slots the user holds across all reservations.",
+    returns="Returns the number of slots.",
+)
 def internal_get_num_reserved_slots(ctx: Context, username: str) -> tuple[bool, Any]:
     reservations = ctx.db["accounts"][username].get("room_reservation", {})
     return True, sum(len(slots) for dates in reservations.values() for slots in dates.values())
 
 
-@DOMAIN.tool(READ, "Check whether a study room with this id exists.",
-             returns="Returns True if the room exists, False otherwise.")
+@DOMAIN.tool(
+    READ,
+    "Check whether a study room with this id exists.",
+    returns="Returns True if the room exists, False otherwise.",
+)
 def internal_check_room_exist(ctx: Context, room_id: str) -> tuple[bool, Any]:
     return True, room_id in ctx.db.get("rooms", {})
 
 
-@DOMAIN.tool(READ, "Check whether a room still has free slots on a date.",
-             returns="Returns True if the date is open for the room, False otherwise.")
-def internal_check_date_available_for_the_room(ctx: Context, room_id: str, resv_date: str) -> tuple[bool, Any]:
+@DOMAIN.tool(
+    READ,
+    "Check whether a room still has free slots on a date.",
+    returns="Returns True if the date is open for the room, False otherwise.",
+)
+def internal_check_date_available_for_the_room(
+    ctx: Context, room_id: str, resv_date: str
+) -> tuple[bool, Any]:
     return True, resv_date in ctx.db["rooms"][room_id]
 
 
-@DOMAIN.tool(READ, "Check whether every requested slot of a room is still free on a date.",
-             returns="Returns True if all the slots are free, False otherwise.")
-def internal_all_slots_available_for_the_room_on_the_date(ctx: Context, room_id: str, resv_date: str, slots: list[Any]) -> tuple[bool, Any]:
+@DOMAIN.tool(
+    READ,
+    "Check whether every requested slot of a room is still free on a date.",
+    returns="Returns True if all the slots are free, False otherwise.",
+)
+def internal_all_slots_available_for_the_room_on_the_date(
+    ctx: Context, room_id: str, resv_date: str, slots: list[Any]
+) -> tuple[bool, Any]:
     for slot in slots:
         # Looked up per slot, as published: an empty request never reads the date.
         if slot not in ctx.db["rooms"][room_id][resv_date]:
@@ -331,13 +408,19 @@ def internal_get_interaction_date(ctx: Context) -> tuple[bool, Any]:
     return True, _today(ctx)
 
 
-@DOMAIN.tool(READ, "Convert a written-out date such as 'October 10th, 2024' to ISO form 'YYYY-MM-DD'.",
-             returns="Returns the ISO date.")
+@DOMAIN.tool(
+    READ,
+    "Convert a written-out date such as 'October 10th, 2024' to ISO form 'YYYY-MM-DD'.",
+    returns="Returns the ISO date.",
+)
 def internal_convert_human_date_to_iso(ctx: Context, date_string: str) -> tuple[bool, Any]:
     return True, human_to_iso(date_string)
 
 
-@DOMAIN.tool(READ, "Convert an ISO date 'YYYY-MM-DD' to the written-out form such as 'October 10th, 2024'.",
-             returns="Returns the written-out date.")
+@DOMAIN.tool(
+    READ,
+    "Convert an ISO date 'YYYY-MM-DD' to the written-out form such as 'October 10th, 2024'.",
+    returns="Returns the written-out date.",
+)
 def internal_convert_iso_to_human_date(ctx: Context, iso_date: str) -> tuple[bool, Any]:
     return True, iso_to_human(iso_date)

@@ -214,7 +214,9 @@ def within_return_period(ctx: Context, username: str, order_id: str) -> bool:
     "The order {order_id} of the user {username} has been exchanged {max_exchange_times} times or more.",
 )
 def less_than_max_exchanges(ctx: Context, username: str, order_id: str) -> bool:
-    return cast(bool, _order(ctx, username, order_id)["number_of_exchanges"] < ctx.params["max_exchange_times"])
+    return cast(
+        bool, _order(ctx, username, order_id)["number_of_exchanges"] < ctx.params["max_exchange_times"]
+    )
 
 
 # ---- credit ----------------------------------------------------------------------------------

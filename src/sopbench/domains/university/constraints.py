@@ -151,7 +151,9 @@ def no_schedule_conflict(ctx: Context, username: str, course_code: str) -> bool:
 def meets_division_requirements(ctx: Context, username: str, course_code: str) -> bool:
     course = _course(ctx, course_code)
     student = _student(ctx, username)
-    return cast(bool, course["division"] != "upper" or student["completed_credits"] >= UPPER_DIVISION_MIN_CREDITS)
+    return cast(
+        bool, course["division"] != "upper" or student["completed_credits"] >= UPPER_DIVISION_MIN_CREDITS
+    )
 
 
 @DOMAIN.check(
@@ -247,7 +249,9 @@ def gen_ed_requirements_met(ctx: Context, username: str) -> bool:
     "The student {username} has completed fewer than {graduation_credit_requirement} credits.",
 )
 def credit_requirement_met(ctx: Context, username: str) -> bool:
-    return cast(bool, _student(ctx, username)["completed_credits"] >= ctx.params["graduation_credit_requirement"])
+    return cast(
+        bool, _student(ctx, username)["completed_credits"] >= ctx.params["graduation_credit_requirement"]
+    )
 
 
 @DOMAIN.check(
@@ -297,7 +301,9 @@ def meets_half_time_enrollment(ctx: Context, username: str) -> bool:
     "The student {username} has already received financial aid for {max_financial_aid_quarters} quarters or more.",
 )
 def financial_aid_quota_available(ctx: Context, username: str) -> bool:
-    return cast(bool, _student(ctx, username)["financial_aid_quarters"] < ctx.params["max_financial_aid_quarters"])
+    return cast(
+        bool, _student(ctx, username)["financial_aid_quarters"] < ctx.params["max_financial_aid_quarters"]
+    )
 
 
 @DOMAIN.check(
