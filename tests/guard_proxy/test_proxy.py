@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="the optional extra mcp is not installed (pip install 'sopbench[mcp]')")
+pytest.importorskip(
+    "mcp.types", reason="the optional extra mcp is not installed (pip install 'sopbench[mcp]')"
+)
 
 import anyio  # noqa: E402 - the SDK's own dependency, there only with the extra
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
+pytest.importorskip("mcp.types", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
 
 from sopbench.runner import read_run  # noqa: E402
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
+pytest.importorskip("mcp.types", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
 
 from sopbench.guard import Guard, ToolCall  # noqa: E402
 from sopbench.runner import RunSpec, read_run  # noqa: E402

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
+pytest.importorskip("mcp.types", reason="the mcp extra is not installed (pip install 'sopbench[mcp]')")
 
 from mcp import StdioServerParameters  # noqa: E402
 from mcp.client import Client  # noqa: E402

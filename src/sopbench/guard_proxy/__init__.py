@@ -12,7 +12,7 @@ that hint.
 """
 
 try:
-    import mcp  # noqa: F401 - only to tell a missing extra apart from a bug
+    import mcp.types  # noqa: F401 - a module of the SDK: a folder named mcp on the path is not it
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
         "sopbench.guard_proxy needs the optional extra mcp: pip install 'sopbench[mcp]'", name=exc.name

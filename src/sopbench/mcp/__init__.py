@@ -55,7 +55,12 @@ def available() -> bool:
     """Whether the MCP SDK (the extra ``mcp``) is installed."""
     import importlib.util
 
-    return importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("mcp_types") is not None
+    # A folder named mcp on the path (a checkout's tests/mcp) is a namespace package, not the SDK.
+    for name in ("mcp", "mcp_types"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            return False
+    return True
 
 
 __all__ = [
