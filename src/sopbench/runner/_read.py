@@ -3,7 +3,8 @@
 Modelled on Inspect's ``read_eval_log``: one call gives the run (``StoredRun``) with its manifest,
 the tasks' digests, what the models were shown and every episode as its typed row
 (``EpisodeRow``), and, when asked, each episode's transcript as a trajectory ``Record`` of the
-published shape, so that readers score and show stored and published runs alike.
+published shape, so that readers score and show stored and published runs alike. ``read_rows``
+is its rows alone, streamed (for a reader that needs no more, such as the end-of-run summary).
 
 The store is opened read-only (a viewer or a report must never create, migrate or lock a run that
 ``sopbench run`` may still be writing): a store of an earlier schema is read as it is.
@@ -12,6 +13,7 @@ The store is opened read-only (a viewer or a report must never create, migrate o
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,19 @@ def read_run(
             )
         )
     return StoredRun(folder, version, manifest, config, noted, digests, shown, tuple(episodes))
+
+
+def read_rows(folder: Path, *, on_damaged: OnDamaged | None = None) -> Iterator[EpisodeRow]:
+    """The episode rows of the run folder ``folder`` one at a time, in store order, and nothing else:
+    ``read_run``'s rows without holding them all (the end-of-run summary reads a folder of any size
+    this way). Errors as ``read_run``'s."""
+    store = open_existing(folder)
+    try:
+        yield from store.rows(on_damaged=on_damaged)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{store.path}: cannot read the store ({exc})") from None
+    finally:
+        store.close()
 
 
 class _Tasks:

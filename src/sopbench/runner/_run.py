@@ -25,7 +25,7 @@ from ._folder import open_run_folder
 from ._manifest import TaskSet
 from ._outcome import CacheCounts, Progress, ProgressCallback, ProtocolCounts, RunInterrupted, RunReport
 from ._plan import Episode, Plan, select_tasks
-from ._read import read_run
+from ._read import read_rows
 from ._row import never_replied
 from ._scored import EpisodePlayer, play_row, row_score
 from ._spec import RunSpec, RunSpecError
@@ -371,7 +371,7 @@ def _report(config: RunSpec, episodes: Plan, counts: Progress) -> RunReport:
     queue_s = model_s = 0.0
     protocol: dict[str, ProtocolCounts] = {}
     # Read back as every reader reads a run folder (the writer's connection is still open: WAL).
-    for row in read_run(config.output, records=False, on_damaged=damaged.append).rows:
+    for row in read_rows(config.output, on_damaged=damaged.append):
         if (row.task_id, row.run) not in wanted:
             continue
         usage = row.usage or {}
