@@ -99,7 +99,7 @@ def test_the_same_reply_is_the_same_episode_in_run_and_in_inspect(
 
 
 def test_a_reading_that_does_not_exist_is_named(tmp_path):
-    with pytest.raises(SopbenchTaskError, match="no_action must be one of published, wide, not 'loose'"):
+    with pytest.raises(SopbenchTaskError, match="no_action: Input should be 'published' or 'wide'"):
         sopbench(domain="bank", limit=1, no_action="loose")
     with pytest.raises(ValueError, match="no_action"):
         RunSpec(agent="reference", output=tmp_path, no_action="loose")

@@ -72,7 +72,7 @@ def inspect_log_episodes(
     the file cannot be read as a log; a sample that cannot be used is named to ``on_problem``)."""
     header = _read_header(path)
     args = dict(header.eval.task_args or {})
-    tool_list = str(args.get("tool_list", "full"))
+    tool_list = _tool_list(args.get("tool_list"))
     tasks = _TaskLookup(str(args.get("tasks", "generated")), tool_list)
     from ._sides import chat_messages
 
@@ -116,6 +116,17 @@ def inspect_log_episodes(
         raise InspectLogError(
             f"{path}: cannot read the Inspect log ({type(exc).__name__}: {_one_line(exc)})"
         ) from None
+
+
+def _tool_list(given: object) -> str:
+    """The tool list the eval ran with: an argument left at None took the run's default (RunSpec's,
+    its one home); one the task refuses is kept as given, for each sample to name."""
+    from ._task import SopbenchTaskError, run_spec
+
+    try:
+        return run_spec(tool_list=None if given is None else str(given)).tool_list
+    except SopbenchTaskError:
+        return str(given)
 
 
 class _TaskLookup:
