@@ -12,7 +12,7 @@ scorer, reducer and models load on first use (``ImportError`` naming the extra w
 
 from __future__ import annotations
 
-from typing import Any
+from sopbench._extras import lazy_names
 
 from ._log import LOG_SUFFIXES, SCORER_NAME, InspectLogError, inspect_log_scores, is_inspect_log
 from ._log_episodes import InspectEpisode, inspect_log_digest, inspect_log_episodes, inspect_log_running
@@ -37,21 +37,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    try:
-        loaded = importlib.import_module(f"{__name__}.{module}")
-    except ImportError as exc:
-        if exc.name and exc.name.startswith("inspect_ai"):
-            raise ImportError(
-                f"sopbench.inspect_eval.{name} needs the inspect extra: pip install 'sopbench[inspect]'"
-            ) from exc
-        raise
-    return getattr(loaded, name)
+__getattr__ = lazy_names(__name__, _LAZY, "inspect", ("inspect_ai",))
 
 
 __all__ = [

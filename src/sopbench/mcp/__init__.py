@@ -16,7 +16,7 @@ Only this package imports ``mcp``: the names below that need it load on first us
 
 from __future__ import annotations
 
-from typing import Any
+from sopbench._extras import lazy_names
 
 from ._episode import AGENT_NAME, Answer, ServedEpisode, SessionAgent
 from ._tools import ASK_USER, ASK_USER_SCHEMA, listed_tools, mcp_tool, openai_schema
@@ -34,21 +34,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    try:
-        loaded = importlib.import_module(f"{__name__}.{module}")
-    except ImportError as exc:
-        if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types", "uvicorn"):
-            raise ImportError(
-                f"sopbench.mcp.{name} needs the mcp extra: pip install 'sopbench[mcp]'"
-            ) from exc
-        raise
-    return getattr(loaded, name)
+__getattr__ = lazy_names(__name__, _LAZY, "mcp", ("mcp", "mcp_types", "uvicorn"))
 
 
 def available() -> bool:
