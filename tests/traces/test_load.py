@@ -456,3 +456,19 @@ def test_absurdly_deep_input_is_a_load_error_not_a_crash(make_record) -> None:
     raw["task"]["constraints"] = None
     call = record_from_json(raw).runs[0].messages[1].tool_calls[0]
     assert (call.arguments, call.arguments_error) == (None, "JSON nested deeper than 64 levels")
+
+
+def test_a_record_given_its_task_holds_that_task_and_reads_the_rest_alike(make_record) -> None:
+    raw = make_record()
+    parsed = record_from_json(raw)
+    given = record_from_json(raw, task=parsed.task)
+    assert given.task is parsed.task
+    assert (given.domain, given.setup, given.runs, given.evaluations) == (
+        parsed.domain,
+        parsed.setup,
+        parsed.runs,
+        parsed.evaluations,
+    )
+    del raw["task"]  # the record must still carry its task object: the given task does not stand in
+    with pytest.raises(LoadError, match="task"):
+        record_from_json(raw, task=parsed.task)

@@ -8,7 +8,6 @@ runner stored.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from sopbench.domains import Environment
@@ -143,4 +142,4 @@ def episode_record(
         tool_mode=None,
         ablations=ablations,
     )
-    return replace(record_from_json(data), task=task)
+    return record_from_json(data, task=task)

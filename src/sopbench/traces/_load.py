@@ -78,9 +78,15 @@ def iter_records(
         yield from _records_of_file(path, report)
 
 
-def record_from_json(data: Any, *, file: StrPath | None = None, index: int = 0) -> Record:
-    """One record from its decoded JSON; raises ``LoadError`` located at ``file`` and ``index``."""
-    return FileDecoder(None if file is None else Path(file), trusted=False).record(data, index)
+def record_from_json(
+    data: Any, *, file: StrPath | None = None, index: int = 0, task: Task | None = None
+) -> Record:
+    """One record from its decoded JSON; raises ``LoadError`` located at ``file`` and ``index``.
+
+    ``task``, when given, is the task the record's ``"task"`` object was written from: the record
+    holds it as it is instead of parsing that object again (the runner scores every episode this
+    way, and parsing the task was the largest part of building the record)."""
+    return FileDecoder(None if file is None else Path(file), trusted=False).record(data, index, task)
 
 
 class FileDecoder:
@@ -99,20 +105,22 @@ class FileDecoder:
         self._setup_key: bytes | None = None
         self._setup: Setup | None = None
 
-    def record(self, data: Any, index: int) -> Record:
-        """One record; raises ``LoadError`` located at this file and ``index``."""
+    def record(self, data: Any, index: int, task: Task | None = None) -> Record:
+        """One record; raises ``LoadError`` located at this file and ``index``. ``task`` is the
+        record's task when the caller already holds it (see ``record_from_json``)."""
         try:
-            return self._parse_record(data, index)
+            return self._parse_record(data, index, task)
         except FieldError as exc:
             raise exc.located(file=self.file, record=index) from None
         except RecursionError:
             raise LoadError("nested too deeply to load", file=self.file, record=index) from None
 
-    def _parse_record(self, data: Any, index: int) -> Record:
+    def _parse_record(self, data: Any, index: int, known_task: Task | None) -> Record:
         obj = expect(data, dict, "")
         domain = required(obj, "domain", str, "")
         setup = self._setup_of(required(obj, "setup", dict, ""))
-        task = _embedded_task(present(obj, "task", ""), domain, self.trusted)
+        embedded = present(obj, "task", "")
+        task = known_task if known_task is not None else _embedded_task(embedded, domain, self.trusted)
         interactions = optional(obj, "interactions", list, "") or ()
         runs: list[Run] = []
         checked: list[Run] = []  # runs that may hold arguments that are not a JSON object
