@@ -21,7 +21,7 @@ from sopbench.constraints import Expr, Rule, Sop, singles
 from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
-from ._decision import Decision, checked_call, decide, observed_truth
+from ._decision import Decision, Explainer, checked_call, decide, observed_truth
 from ._file import read_sop_file
 from ._session import GuardSession
 from ._wrap import History, guard_tool
@@ -87,6 +87,11 @@ class Guard:
         parts = [part for rule in self.sop.rules.values() for part in singles(rule.expr)]
         parts += [part for process in self.sop.verifiers.values() for part in singles(process)]
         return tuple(dict.fromkeys((part.name, tuple(p for p, _ in part.params or ())) for part in parts))
+
+    @functools.cached_property
+    def explainer(self) -> Explainer:
+        """How a session lists a refusal's unverified parts, worked out once per rule of the SOP."""
+        return Explainer(self.sop)
 
     def session(self, history: Iterable[ToolCall] = ()) -> GuardSession:
         """A new conversation under this guard (starting after ``history``): ``check`` each call
