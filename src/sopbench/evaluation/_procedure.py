@@ -102,6 +102,8 @@ def _procedure_check(
     return _text(checker.problem) or "its procedure was not verified", failing
 
 
+_NO_PROCESS: Any = object()  # a constraint without a verification process: a helper tool
+
 # A problem's text, or how to write it: most problems found are dropped (an alternative that fails
 # while another succeeds), so their text is written only when it is kept.
 Text = str | Callable[[], str]
@@ -125,6 +127,7 @@ class _PrefixVerifier:
         self.calls = calls
         self.step = step
         self.sop = sop
+        self.verifiers = sop.verifiers
         self.oracle = oracle
         # What each single asked with the call's own ``arguments`` from the start (outside a
         # process) answered: the same question as that single's rule alone.
@@ -163,10 +166,13 @@ class _PrefixVerifier:
                 position, previous = found, child
             return position
         if isinstance(expr, And):
-            found_all = [
-                self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
-                for child in expr.children
-            ]
+            if in_process and _all_singles(expr.children):
+                found_all = [self._helper(child, bindings, after, depth + 1) for child in expr.children]
+            else:
+                found_all = [
+                    self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
+                    for child in expr.children
+                ]
             return None if any(f is None for f in found_all) else max(found_all, default=after)  # type: ignore[type-var]
         return self._choice(expr, bindings, after, in_process, depth)
 
@@ -180,7 +186,11 @@ class _PrefixVerifier:
         children = expr.children  # type: ignore[union-attr]
         if in_process:
             # Alternatives of a verification process: any one way of checking will do.
-            options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
+            if _all_singles(children):  # helper calls: each asked of the calls, nothing else to say
+                first_success, step = self.calls.first_success, self.step
+                options = [first_success(c.name, c.bind(bindings), after, step) for c in children]  # type: ignore[union-attr]
+            else:
+                options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
             steps = [f for f in options if f is not None]
             if steps:
                 return min(steps)
@@ -231,31 +241,35 @@ class _PrefixVerifier:
     ) -> int | None:
         # Inside a verification process every single is a helper call, even when a constraint
         # shares its name (a tool-named constraint is verified by calling that very tool).
-        found = self._single_once(single, bindings, after, in_process, depth)
-        if after == 0 and not in_process and bindings is self.arguments:
+        if in_process:
+            return self._helper(single, bindings, after, depth)
+        found = self._single_once(single, bindings, after, depth)
+        if after == 0 and bindings is self.arguments:
             self.alone[id(single)] = found
         return found
 
-    def _single_once(
-        self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
-    ) -> int | None:
-        if not in_process and single.name in self.sop.verifiers:
-            process = self.sop.verifiers[single.name]
-            if process is None:
-                return after
-            args = single.bind(bindings)
-            saved = self.problem, self.failing
-            self.problem = None
-            found = self.earliest(process, args, after, in_process=True)
-            inner = self.problem
-            self.problem, self.failing = saved
-            if found is None:
-                self._fail(
-                    functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
-                    single,
-                    depth,
-                )
-            return found
+    def _single_once(self, single: Single, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
+        process = self.verifiers.get(single.name, _NO_PROCESS)
+        if process is _NO_PROCESS:
+            return self._helper(single, bindings, after, depth)
+        if process is None:
+            return after
+        # A constraint verified by its process (an expression of helper calls).
+        args = single.bind(bindings)
+        saved = self.problem, self.failing
+        self.problem = None
+        found = self.earliest(process, args, after, in_process=True)
+        inner = self.problem
+        self.problem, self.failing = saved
+        if found is None:
+            self._fail(
+                functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
+                single,
+                depth,
+            )
+        return found
+
+    def _helper(self, single: Single, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
         args = single.bind(bindings)
         found_at = self.calls.first_success(single.name, args, after, self.step)
         if found_at is not None:
@@ -267,6 +281,10 @@ class _PrefixVerifier:
                 depth,
             )
         return None
+
+
+def _all_singles(children: tuple[Expr, ...]) -> bool:
+    return all(isinstance(child, Single) for child in children)
 
 
 def _never_verified(
