@@ -156,13 +156,28 @@ _Suggestion = tuple[str, tuple[tuple[str, str], ...]]
 class _Part:
     """A distinct single of a rule, ready to be listed as unverified: its text's pieces and the
     helpers it suggests; ``plain`` False when it binds a literal or a parameter twice (then it is
-    listed the long way, ``_unmet``)."""
+    listed the long way, ``_unmet``). ``quick``: for a part that suggests at most one helper, the
+    call's variables it reads and its ``Unmet`` as templates over their rendered values (used when
+    the call binds them all)."""
 
     single: Single
     plain: bool
     head: str
     params: tuple[tuple[str, str], ...]
     suggestions: tuple[_Suggestion, ...]
+    quick: _Quick | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Quick:
+    """``Unmet(constraint.format(*shown), helpers)`` and its text ``text.format(*shown)``, where
+    ``shown`` renders the values of ``variables``; ``helper``: the one helper's name and, per
+    parameter, the position of its variable (None: no helper)."""
+
+    variables: tuple[str, ...]
+    constraint: str
+    text: str
+    helper: tuple[str, tuple[str, ...], tuple[int, ...]] | None
 
 
 class Explainer:
@@ -184,9 +199,28 @@ class Explainer:
         for part in self._rule_parts(rule):
             if alone(part.single):
                 continue
+            quick = part.quick
+            if quick is not None:
+                try:
+                    values = [arguments[v] for v in quick.variables]
+                except KeyError:  # a variable the call does not bind: written the long way below
+                    pass
+                else:
+                    shown = [format_value(value) for value in values]
+                    helpers: tuple[HelperCall, ...] = ()
+                    if quick.helper is not None:
+                        name, keys, positions = quick.helper
+                        helpers = (
+                            HelperCall(name, tuple(zip(keys, [values[i] for i in positions], strict=True))),
+                        )
+                    unmet.append(Unmet(quick.constraint.format(*shown), helpers))
+                    texts.append(quick.text.format(*shown))
+                    continue
             if not part.plain:
-                helpers = tuple(self.sop.suggested_helpers(part.single, arguments))
-                listed = Unmet(format_single(part.single, arguments), helpers)
+                listed = Unmet(
+                    format_single(part.single, arguments),
+                    tuple(self.sop.suggested_helpers(part.single, arguments)),
+                )
                 unmet.append(listed)
                 texts.append(str(listed))
                 continue
@@ -220,8 +254,33 @@ class Explainer:
         for helper in singles(process):
             plan.append((helper.name, tuple((p, own[v]) for p, v in helper.params or () if v in own)))
         plain = _plain_map(params) and all(_plain_map(helper.params or ()) for helper in singles(process))
-        offered = [(name, bound) for name, bound in plan if name not in self.sop.unoffered]
-        return _Part(single, plain, head, tuple(params), tuple(offered or plan))
+        offered = tuple([(name, bound) for name, bound in plan if name not in self.sop.unoffered] or plan)
+        quick = _quick(head, params, offered) if plain and len(offered) <= 1 else None
+        return _Part(single, plain, head, tuple(params), offered, quick)
+
+
+def _quick(head: str, params: tuple[tuple[str, str], ...], suggestions: tuple[_Suggestion, ...]) -> _Quick:
+    """The templates of a part with plain parameter maps and at most one helper to suggest, for a
+    call that binds every variable the part reads (what ``format_single`` and ``Unmet`` write)."""
+    variables = tuple(
+        dict.fromkeys([v for _, v in params] + [v for _, bound in suggestions for _, v in bound])
+    )
+    at = {v: i for i, v in enumerate(variables)}
+    constraint = _escaped(head) + ", ".join(f"{_escaped(p)}={{{at[v]}}}" for p, v in params) + ")"
+    helpers = [
+        _escaped(name) + "(" + ", ".join(f"{_escaped(p)}={{{at[v]}}}" for p, v in bound) + ")"
+        for name, bound in suggestions
+    ]
+    text = _unmet_text(constraint, helpers)
+    helper = None
+    if suggestions:
+        name, bound = suggestions[0]
+        helper = name, tuple(p for p, _ in bound), tuple(at[v] for _, v in bound)
+    return _Quick(variables, constraint, text, helper)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _plain_map(params: tuple[tuple[str, str], ...]) -> bool:
