@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
-from sopbench.constraints import And, Chain, Expr, Single, Sop, format_single, holds, render
+from sopbench.constraints import And, Chain, Expr, Or, Single, Sop, format_single, holds, render
 
 from ._index import CallLookup, CallScan
 from ._model import UNCLASSIFIED, Judgement, Oracle, ToolCall, Trace, UnverifiedConstraint
@@ -166,8 +167,12 @@ class _PrefixVerifier:
                 position, previous = found, child
             return position
         if isinstance(expr, And):
-            if in_process and _all_singles(expr.children):
-                found_all = [self._helper(child, bindings, after, depth + 1) for child in expr.children]
+            children = expr.children
+            if _all_singles(children):  # the usual rule: constraints, or a process's helper calls
+                if in_process:
+                    found_all = [self._helper(child, bindings, after, depth + 1) for child in children]  # type: ignore[arg-type]
+                else:
+                    found_all = [self._single(child, bindings, after, False, depth + 1) for child in children]  # type: ignore[arg-type]
             else:
                 found_all = [
                     self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
@@ -186,15 +191,13 @@ class _PrefixVerifier:
         children = expr.children  # type: ignore[union-attr]
         if in_process:
             # Alternatives of a verification process: any one way of checking will do.
-            if _all_singles(children):  # helper calls: each asked of the calls, nothing else to say
-                first_success, step = self.calls.first_success, self.step
-                options = [first_success(c.name, c.bind(bindings), after, step) for c in children]  # type: ignore[union-attr]
-            else:
-                options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
+            if _all_singles(children):
+                return self._any_helper(expr, bindings, after, depth)
+            options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
             steps = [f for f in options if f is not None]
             if steps:
                 return min(steps)
-            self._fail(lambda: f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
+            self._fail(functools.partial(_none_made, expr, bindings), expr, depth)
             return None
         true_children = [child for child in children if self._holds(child, bindings)]
         if true_children:
@@ -221,6 +224,21 @@ class _PrefixVerifier:
         ]
         known = [f for f in each if f is not None]
         return max(known) if len(known) == len(each) else None
+
+    def _any_helper(self, expr: Expr, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
+        """``_choice`` in a process of alternative helper calls: each is asked of the calls (what
+        it would say when not made is dropped, as ``_quiet`` drops it)."""
+        first_success, step = self.calls.first_success, self.step
+        steps = [
+            found
+            for child in expr.children  # type: ignore[union-attr]
+            if (found := first_success(child.name, child.bind(bindings), after, step)) is not None  # type: ignore[union-attr]
+        ]
+        if steps:
+            return min(steps)
+        if self.problem is None:
+            self._fail(functools.partial(_none_made, expr, bindings), expr, depth)
+        return None
 
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
         return " and ".join(str(h) for h in self.sop.suggested_helpers(expr, bindings)) or "nothing"
@@ -258,10 +276,15 @@ class _PrefixVerifier:
         args = single.bind(bindings)
         saved = self.problem, self.failing
         self.problem = None
-        found = self.earliest(process, args, after, in_process=True)
+        if isinstance(process, Single):
+            found = self._helper(process, args, after, 0)
+        elif isinstance(process, Or) and _all_singles(process.children):
+            found = self._any_helper(process, args, after, 0)
+        else:
+            found = self.earliest(process, args, after, in_process=True)
         inner = self.problem
         self.problem, self.failing = saved
-        if found is None:
+        if found is None and self.problem is None:  # only the first problem is kept
             self._fail(
                 functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
                 single,
@@ -284,7 +307,7 @@ class _PrefixVerifier:
 
 
 def _all_singles(children: tuple[Expr, ...]) -> bool:
-    return all(isinstance(child, Single) for child in children)
+    return all(map(isinstance, children, repeat(Single)))  # no Python frame per child
 
 
 def _never_verified(
@@ -314,6 +337,10 @@ def _not_called(
     if failed is not None:
         return f'"{shown}" was called at step {step_label(calls, failed)} but did not succeed, so it verifies nothing'
     return f'"{shown}" was never called successfully before it'
+
+
+def _none_made(expr: Expr, bindings: Mapping[str, Any]) -> str:
+    return f"none of these checks was made: {_inline(expr, bindings)}"
 
 
 def _out_of_order(child: Expr, previous: Expr, bindings: Mapping[str, Any]) -> str:
