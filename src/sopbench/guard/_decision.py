@@ -65,7 +65,7 @@ def checked_call(call: object, where: str, caller: str = "Guard.check") -> ToolC
         raise TypeError(f"{caller}: {where} must be a ToolCall, got {type(call).__name__}{hint}")
     if not isinstance(call.name, str):
         raise TypeError(f"{caller}: {where}: the name must be text, got {type(call.name).__name__}")
-    if not isinstance(call.arguments, Mapping):
+    if type(call.arguments) is not dict and not isinstance(call.arguments, Mapping):
         raise TypeError(
             f"{caller}: {where}: the arguments must be a mapping, got {type(call.arguments).__name__}"
         )
@@ -103,7 +103,11 @@ class ObservedFacts:
     def __init__(self, calls: Sequence[ToolCall] | CallLookup, goal: str) -> None:
         self.calls = calls
         self.goal = goal
-        self._lookup = calls if not isinstance(calls, Sequence) else CallScan(calls, answer=observed_truth)
+        self._lookup: CallLookup
+        if type(calls) is list or type(calls) is tuple or isinstance(calls, Sequence):
+            self._lookup = CallScan(calls, answer=observed_truth)
+        else:
+            self._lookup = calls
 
     def holds(self, step: int, single: Single, bindings: Mapping[str, Any]) -> bool | None:
         return self._lookup.latest_answer(single.name, single.bind(bindings), step)
@@ -206,15 +210,15 @@ class Explainer:
                 except KeyError:  # a variable the call does not bind: written the long way below
                     pass
                 else:
-                    shown = [format_value(value) for value in values]
+                    rendered = [format_value(value) for value in values]
                     helpers: tuple[HelperCall, ...] = ()
                     if quick.helper is not None:
                         name, keys, positions = quick.helper
                         helpers = (
                             HelperCall(name, tuple(zip(keys, [values[i] for i in positions], strict=True))),
                         )
-                    unmet.append(Unmet(quick.constraint.format(*shown), helpers))
-                    texts.append(quick.text.format(*shown))
+                    unmet.append(Unmet(quick.constraint.format(*rendered), helpers))
+                    texts.append(quick.text.format(*rendered))
                     continue
             if not part.plain:
                 listed = Unmet(
