@@ -101,7 +101,9 @@ class Guard:
     def following(self, history: Sequence[ToolCall]) -> GuardSession:
         """The session that follows the list ``history`` (one per list, shared by every tool wrapped
         with it), brought up to date with it."""
-        if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+        if type(history) is not list and (
+            isinstance(history, str | bytes) or not isinstance(history, Sequence)
+        ):
             raise TypeError(
                 f"guard.wrap: history must be a list of ToolCall or a GuardSession, got {type(history).__name__}"
             )

@@ -90,6 +90,11 @@ class GuardSession:
         checked_call(call, "the call", "GuardSession.record")
         return self._add(call, result)
 
+    def _record_checked(self, call: ToolCall, result: Any) -> ToolCall:
+        """``record(call, result)`` for a call this session has just checked (so its type and
+        arguments are known to be good): what a guarded tool records once it has run."""
+        return self._add(call, result)
+
     def _add(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:
         if result is not _NO_RESULT:
             call = ToolCall(call.name, call.arguments, result, succeeded(result), call.step)
