@@ -45,7 +45,7 @@ def _format_text(value: str) -> str:
 
 def format_call(name: str, args: Mapping[str, Any] | None) -> str:
     """``name(k=v, ...)`` in the argument order given."""
-    inner = ", ".join(f"{k}={format_value(v)}" for k, v in (args or {}).items())
+    inner = ", ".join([f"{k}={format_value(v)}" for k, v in (args or {}).items()])
     return f"{name}({inner})"
 
 

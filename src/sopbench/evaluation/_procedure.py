@@ -178,7 +178,7 @@ class _PrefixVerifier:
                     self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
                     for child in expr.children
                 ]
-            return None if any(f is None for f in found_all) else max(found_all, default=after)  # type: ignore[type-var]
+            return None if None in found_all else max(found_all, default=after)  # type: ignore[type-var]
         return self._choice(expr, bindings, after, in_process, depth)
 
     def _verifiable(self, expr: Expr, bindings: Mapping[str, Any], in_process: bool) -> bool:
@@ -236,8 +236,8 @@ class _PrefixVerifier:
         ]
         if steps:
             return min(steps)
-        if self.problem is None:
-            self._fail(functools.partial(_none_made, expr, bindings), expr, depth)
+        if self.problem is None:  # _fail, written out: a refusal comes here for each constraint
+            self.problem, self.failing = functools.partial(_none_made, expr, bindings), (expr, depth)
         return None
 
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
@@ -284,12 +284,11 @@ class _PrefixVerifier:
             found = self.earliest(process, args, after, in_process=True)
         inner = self.problem
         self.problem, self.failing = saved
-        if found is None and self.problem is None:  # only the first problem is kept
-            self._fail(
-                functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
-                single,
-                depth,
+        if found is None and self.problem is None:  # only the first problem is kept (_fail, inlined)
+            self.problem = functools.partial(
+                _never_verified, single, bindings, process, args, self.sop, inner
             )
+            self.failing = single, depth
         return found
 
     def _helper(self, single: Single, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
@@ -298,11 +297,10 @@ class _PrefixVerifier:
         if found_at is not None:
             return found_at
         if self.problem is None:  # which failed call to name is looked up only for the text
-            self._fail(
-                functools.partial(_not_called, single, bindings, self.calls, args, after, self.step),
-                single,
-                depth,
+            self.problem = functools.partial(
+                _not_called, single, bindings, self.calls, args, after, self.step
             )
+            self.failing = single, depth
         return None
 
 
@@ -318,7 +316,7 @@ def _never_verified(
     sop: Sop,
     inner: Text | None,
 ) -> str:
-    helpers = " or ".join(str(h) for h in sop.suggested_helpers(process, args))
+    helpers = " or ".join([str(h) for h in sop.suggested_helpers(process, args)])
     why = _text(inner)
     detail = f" ({why})" if why and "did not succeed" in why else ""
     return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
