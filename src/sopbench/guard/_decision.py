@@ -200,6 +200,7 @@ class Explainer:
         text (``"; ".join(str(u) for u in unmet)``)."""
         unmet: list[Unmet] = []
         texts: list[str] = []
+        seen: dict[str, str] = {}  # variable -> its value rendered (parts share the call's variables)
         for part in self._rule_parts(rule):
             if alone(part.single):
                 continue
@@ -210,7 +211,12 @@ class Explainer:
                 except KeyError:  # a variable the call does not bind: written the long way below
                     pass
                 else:
-                    rendered = [format_value(value) for value in values]
+                    rendered = []
+                    for variable, value in zip(quick.variables, values, strict=True):
+                        text = seen.get(variable)
+                        if text is None:
+                            text = seen[variable] = format_value(value)
+                        rendered.append(text)
                     helpers: tuple[HelperCall, ...] = ()
                     if quick.helper is not None:
                         name, keys, positions = quick.helper
