@@ -187,7 +187,7 @@ class _Quick:
 class Explainer:
     """A refusal's unverified parts (``Unmet``) and their text, as ``_unmet`` lists them, with what
     does not depend on the call (which singles a rule has, which helpers each suggests and how their
-    parameters are bound) worked out once per rule: a refusal costs about as much as an allowed call."""
+    parameters are bound) worked out once per rule, so that a refusal pays only for its own values."""
 
     def __init__(self, sop: Sop) -> None:
         self.sop = sop
