@@ -14,12 +14,17 @@ per check, for allowed and for refused calls (a refusal includes writing its exp
 
 Allowed calls are calls of the traces the guard allows at that point; refused calls are the
 traces' non-read-only actions for a user no helper was asked about. Every decision of the session
-and of the wrapper is checked to equal the old one. It prints p50 and p99 of wall time and of the
-thread's CPU time (which leaves out the time the process waited for a core: on a shared machine
-wall-time tails are mostly other processes), the ratio old/session at p50, and whether the target
-(p99 <= 0.1 ms at 1,000 earlier calls) holds.
+and of the wrapper (explanation included) is checked to equal ``Guard.check``'s. It prints p50 and
+p99 of wall time and of the thread's CPU time (which leaves out the time the process waited for a
+core: on a shared machine wall-time tails are mostly other processes), the ratio old/session at
+p50, and whether the target (p99 <= 0.1 ms at 1,000 earlier calls) holds.
 
-Usage: python benchmarks/guard_speed.py [--domain bank] [--tasks ../shared/sopbench/tasks] [--repeat 300] [--json]
+Each cell is measured ``--rounds`` times (2,000 checks each by default; the old re-reading, which
+takes milliseconds at 1,000 calls, 200) and every figure shown is the lowest of the rounds: other
+processes on the machine only ever add time, so the quietest round is the guard's own cost.
+
+Usage: python benchmarks/guard_speed.py [--domain bank] [--tasks ../shared/sopbench/tasks]
+       [--repeat 2000] [--old-repeat 200] [--rounds 5] [--json]
 """
 
 from __future__ import annotations
@@ -136,7 +141,7 @@ def recheck(guard: Guard, history: list[ToolCall], call: ToolCall) -> Any:
     return guard.check(call, history)
 
 
-def measure(guard: Guard, stream: list[ToolCall], repeat: int) -> list[dict[str, Any]]:
+def measure(guard: Guard, stream: list[ToolCall], repeat: int, old_repeat: int) -> list[dict[str, Any]]:
     rows = []
     for length in LENGTHS:
         history = stream[:length]
@@ -145,14 +150,18 @@ def measure(guard: Guard, stream: list[ToolCall], repeat: int) -> list[dict[str,
         for kind, calls in kinds.items():
             if not calls:
                 continue
-            old = timed(functools.partial(recheck, guard, history), calls, repeat)
+            expected = [guard.check(call, history) for call in calls]  # the definition, per distinct call
+            old = timed(functools.partial(recheck, guard, history), calls, min(repeat, old_repeat))
             new = timed(session.check, calls, repeat)
-            assert new[2] == old[2], f"a session decided otherwise than Guard.check ({kind}, {length})"
+            assert new[2] == [expected[i % len(calls)] for i in range(repeat)], (
+                f"a session decided otherwise than Guard.check ({kind}, {length})"
+            )
             followed = list(history)
             wrap = timed(wrapped_run(guard, followed, calls), calls, repeat)
-            expected = [None if d.allowed else d for d in old[2]]
             if kind == "refused":  # allowed calls ran and grew the list: the refusals were all checked above
-                assert wrap[2] == expected, f"a wrapped tool decided otherwise than Guard.check ({length})"
+                assert wrap[2] == [expected[i % len(calls)] for i in range(repeat)], (
+                    f"a wrapped tool decided otherwise than Guard.check ({length})"
+                )
             row: dict[str, Any] = {"length": length, "kind": kind, "distinct_calls": len(calls)}
             for name, (walls, cpus, _) in (("old", old), ("session", new), ("wrap", wrap)):
                 for clock, values in (("wall", walls), ("cpu", cpus)):
@@ -163,10 +172,27 @@ def measure(guard: Guard, stream: list[ToolCall], repeat: int) -> list[dict[str,
     return rows
 
 
-def show(rows: list[dict[str, Any]], domain: str, history: int, repeat: int) -> None:
+def quietest(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per cell and figure, the lowest over the rounds: what the guard costs when the machine lets it
+    run (other processes only ever add time); ``rounds`` says how many were run."""
+    best = []
+    for cells in zip(*rounds, strict=True):
+        row = dict(cells[0])
+        for key in row:
+            if key.endswith("_ms"):
+                row[key] = min(cell[key] for cell in cells)
+        row["ratio_p50_old_over_session"] = row["old_wall_p50_ms"] / row["session_wall_p50_ms"]
+        row["rounds"] = len(cells)
+        best.append(row)
+    return best
+
+
+def show(rows: list[dict[str, Any]], domain: str, history: int, repeat: int, old_repeat: int) -> None:
     load = os.getloadavg()
+    rounds = rows[0]["rounds"]
     print(
-        f"guard speed, {domain} domain guard; {repeat} checks per cell; "
+        f"guard speed, {domain} domain guard; {repeat} checks per cell ({min(repeat, old_repeat)} for old), "
+        f"{rounds} rounds, each figure the lowest of the rounds; "
         f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores"
     )
     print(f"history: {history} distinct reference calls of the domain's tasks, repeated to 1,000")
@@ -205,7 +231,13 @@ def main() -> None:
         default=None,
         help="published tasks (default: ../shared/sopbench/tasks, else the generated set)",
     )
-    parser.add_argument("--repeat", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=2000, help="checks per cell and round")
+    parser.add_argument(
+        "--old-repeat", type=int, default=200, help="checks per cell of the old re-reading (slow at 1,000)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="measure every cell this many times; show the quietest"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     tasks_dir = args.tasks
@@ -219,11 +251,11 @@ def main() -> None:
             tasks_dir = default_tasks_dir()
     stream = history_stream(args.domain, tasks_dir, max(LENGTHS) + 1)
     guard = Guard.for_domain(args.domain)
-    rows = measure(guard, stream, args.repeat)
+    rows = quietest([measure(guard, stream, args.repeat, args.old_repeat) for _ in range(args.rounds)])
     if args.json:
         print(json.dumps({"domain": args.domain, "load_average": os.getloadavg(), "rows": rows}))
     else:
-        show(rows, args.domain, len({repr(c) for c in stream}), args.repeat)
+        show(rows, args.domain, len({repr(c) for c in stream}), args.repeat, args.old_repeat)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,34 @@ def test_wrapped_plain_tools_refuse_with_the_explanation_and_share_a_history():
     assert safe_refund("bob", amount=3) is True and done == ["bob"]
 
 
+def test_a_wrapped_tool_names_its_arguments_in_the_order_of_its_parameters_however_called():
+    guard = refund_guard(Single.of("check_user", {"user": "user"}))
+
+    def refund(user, amount=0, *, note=""):
+        return True
+
+    def keyword_only(*, user, amount=0):
+        return True
+
+    for tool in (refund, keyword_only):
+        history = []
+        safe = guard.wrap(tool, history, name="refund")
+        with pytest.raises(Refused) as refused:
+            safe(amount=3, user="bob")  # keywords in another order than the parameters
+        assert str(refused.value).startswith("refund(user=bob, amount=3) was not executed")
+        with pytest.raises(Refused) as refused:
+            safe(user="bob")  # a default left out is not an argument
+        assert str(refused.value).startswith("refund(user=bob) was not executed")
+        with pytest.raises(TypeError):
+            safe(amount=3)  # a required parameter missing: not judged, not run
+        with pytest.raises(TypeError):
+            safe(user="bob", colour="red")  # a parameter the tool does not have
+        assert history == []
+    with pytest.raises(Refused) as refused:
+        guard.wrap(refund, [])("bob", 3, note="x")  # by position as well
+    assert str(refused.value).startswith("refund(user=bob, amount=3, note=x) was not executed")
+
+
 def test_openai_tool_calls_run_only_when_allowed():
     guard = refund_guard(Single.of("check_user", {"user": "user"}))
     executed = []

@@ -288,3 +288,43 @@ def test_bad_calls_and_histories_are_named_and_nothing_is_recorded():
             attempt()
         assert str(raised.value).startswith(wording)
     assert len(session) == 1 and session.check(ToolCall("refund", {"user": "bob"})).allowed
+
+
+def test_a_refusal_names_odd_names_and_values_as_the_full_reading_does():
+    """A session writes a refusal's unverified parts from templates made once per rule: names and
+    parameters with braces, values that render with quotes, a variable the call leaves out, a
+    helper suggested twice with equal values, and a literal all come out as ``Guard.check`` writes them."""
+    verifiers = {
+        "known {0}": Or([Single.of("look{}up", {"who}": "user"}), Single.of("look{}up", {"who}": "buyer"})]),
+        "flagged": Single.of("flag", {"on": "value True"}),
+        "named {x}": Single.of("ch{e}ck", {"p{": "user"}),
+    }
+    rules = [
+        Rule(
+            "pay",
+            And([Single.of("known {0}", {"user": "user", "buyer": "buyer"}), Single.of("flagged", {})]),
+            ("user", "buyer"),
+        ),
+        Rule("send", Single.of("known {0}", {"user": "user", "buyer": "buyer"}), ("user", "buyer")),
+        Rule("hold", Single.of("named {x}", {"user": "user"}), ("user",)),
+    ]
+    guard = Guard.from_rules(rules, verifiers)
+    for call in [
+        ToolCall("pay", {"user": "bob", "buyer": "bob"}),  # the two suggestions are one helper call
+        ToolCall("pay", {"user": "it's {0}", "buyer": "x y"}),
+        ToolCall("send", {"user": "bob"}),  # buyer left out: the parameter shows its variable
+        ToolCall("send", {"user": ["a", "b"], "buyer": {"k": "{}"}}),
+        ToolCall("hold", {"user": "it's {0}"}),  # one helper to suggest: written from templates
+        ToolCall("hold", {}),
+        ToolCall("hold", {"user": "{}"}),
+    ]:
+        decision = guard.session().check(call)
+        assert not decision.allowed and decision == guard.check(call, [])
+        if call.name == "send" and "buyer" in call.arguments:
+            assert (
+                "look{}up(who}=" in decision.explanation
+                and "known {0}(user=['a', 'b']" in decision.explanation
+            )
+    assert decision.explanation.endswith(
+        """Unverified: "named {x}(user='{}')" (verify with ch{e}ck(p{='{}'))."""
+    )

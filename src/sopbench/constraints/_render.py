@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,14 +25,27 @@ _PLAIN = re.compile(r"[\w\-.@:/]+")
 
 def format_value(value: object) -> str:
     """A compact, unambiguous rendering of an argument value (strings unquoted when plain)."""
-    if isinstance(value, str):
+    if type(value) is str and len(value) <= _CACHED_TEXT:
+        return _format_text(value)
+    if isinstance(value, str):  # a subclass may render itself otherwise: never taken from the cache
         return value if _PLAIN.fullmatch(value) else repr(value)
     return repr(value)
 
 
+# Texts up to this long have their renderings kept (names, ids, amounts; not documents).
+_CACHED_TEXT = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_text(value: str) -> str:
+    """``format_value`` of a text: the same names and values come back in every explanation of a
+    conversation, so their renderings are kept (the most recent few thousand)."""
+    return value if _PLAIN.fullmatch(value) else repr(value)
+
+
 def format_call(name: str, args: Mapping[str, Any] | None) -> str:
     """``name(k=v, ...)`` in the argument order given."""
-    inner = ", ".join(f"{k}={format_value(v)}" for k, v in (args or {}).items())
+    inner = ", ".join([f"{k}={format_value(v)}" for k, v in (args or {}).items()])
     return f"{name}({inner})"
 
 

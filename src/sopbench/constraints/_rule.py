@@ -65,24 +65,55 @@ def helper_calls(
     expr: Expr | None, bindings: Mapping[str, Any], verifiers: Mapping[str, Expr | None]
 ) -> list[HelperCall]:
     """``Rule.required_helpers`` of a rule ``expr``: the helper identities whose calls verify it."""
-    found: list[HelperCall] = []  # a list: an argument value may be unhashable (a list from a model)
+    return _bound_helpers(_helper_plan(expr, verifiers), bindings)
 
-    def add(helper: HelperCall) -> None:
-        if helper not in found:
-            found.append(helper)
 
+# How the helpers of an expression are found, whatever the bindings: each single it names (left to
+# right, argument checks left out) with the helpers of its verification process, or None when the
+# single is itself the helper.
+_HelperPlan = tuple[tuple[Single, tuple[Single, ...] | None], ...]
+
+
+def _helper_plan(expr: Expr | None, verifiers: Mapping[str, Expr | None]) -> _HelperPlan:
+    plan: list[tuple[Single, tuple[Single, ...] | None]] = []
     for single in singles(expr):
         process = verifiers.get(single.name)
         if single.name in verifiers and process is None:
             continue  # verified without a helper (an argument check)
-        if process is None:
-            add(HelperCall.of(single.name, single.bind(bindings)))
-            continue
         # A process is a tree of helper calls (never of constraints, even a same-named one).
+        plan.append((single, None if process is None else tuple(singles(process))))
+    return tuple(plan)
+
+
+def _bound_helpers(plan: _HelperPlan, bindings: Mapping[str, Any]) -> list[HelperCall]:
+    found: list[HelperCall] = []  # a list: an argument value may be unhashable (a list from a model)
+    for single, process in plan:
+        if process is None:
+            helper = HelperCall(single.name, tuple(single.bind(bindings).items()))
+            if helper not in found:
+                found.append(helper)
+            continue
         args = single.bind(bindings)
-        for helper in singles(process):
-            add(HelperCall.of(helper.name, helper.bind(args)))
+        for part in process:
+            helper = HelperCall(part.name, tuple(part.bind(args).items()))
+            if helper not in found:
+                found.append(helper)
     return found
+
+
+def _offered(plan: _HelperPlan, unoffered: frozenset[str]) -> _HelperPlan:
+    kept: list[tuple[Single, tuple[Single, ...] | None]] = []
+    for single, process in plan:
+        if process is None:
+            if single.name not in unoffered:
+                kept.append((single, None))
+        else:
+            kept.append((single, tuple(part for part in process if part.name not in unoffered)))
+    return tuple(kept)
+
+
+# Expressions whose helper plans a catalogue keeps (its rules' parts and processes are far fewer).
+_SUGGESTION_PLANS = 4096
 
 
 @dataclass(frozen=True)
@@ -99,6 +130,11 @@ class Sop:
     # Helpers no agent is given (published: internal_get_database): they still verify when called,
     # but explanations never tell an agent to call them.
     unoffered: frozenset[str] = frozenset()
+    # Expression (by identity, kept alive with it) -> its helper plan with the helpers no agent is
+    # offered left out: worked out once, as a guard's explanations ask about the same parts.
+    _suggestions: dict[int, tuple[Expr | None, _HelperPlan]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for action, rule in self.rules.items():
@@ -125,8 +161,25 @@ class Sop:
     def suggested_helpers(self, expr: Expr | None, bindings: Mapping[str, Any]) -> list[HelperCall]:
         """The helper calls to suggest for verifying ``expr`` with ``bindings``: those an agent is
         offered (all of them when none is)."""
-        helpers = helper_calls(expr, bindings, self.verifiers)
-        return [h for h in helpers if h.name not in self.unoffered] or helpers
+        plan = self._suggestion_plan(expr)
+        return _bound_helpers(plan, bindings)
+
+    def _suggestion_plan(self, expr: Expr | None) -> _HelperPlan:
+        """``_helper_plan`` of ``expr`` with the helpers no agent is offered left out (unless every
+        helper is one): whether a helper is offered depends on its name alone, not on the bindings."""
+        cache = self._suggestions
+        known = cache.get(id(expr))
+        if known is not None and known[0] is expr:
+            return known[1]
+        plan = _helper_plan(expr, self.verifiers)
+        if self.unoffered:
+            offered = _offered(plan, self.unoffered)
+            if any(process is None or process for _, process in offered):
+                plan = offered
+        if len(cache) >= _SUGGESTION_PLANS:
+            cache.clear()  # expressions not of this catalogue's rules, asked about one by one
+        cache[id(expr)] = expr, plan
+        return plan
 
     def verifier(self, single: Single) -> Expr | None:
         """The helper expression verifying ``single``, in the caller's variable names."""

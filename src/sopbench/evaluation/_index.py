@@ -200,9 +200,11 @@ class CallIndex:
         """The entry of ``expected``'s values and the positions to compare one by one; None when
         ``expected`` itself cannot be looked up (then every call of ``name`` is compared)."""
         values = tuple(expected.values())
-        if not _plain(values):
-            return None
-        bucket = self._buckets.get((name, tuple(expected))) or self._bucket(name, tuple(expected))
+        for value in values:
+            if type(value) not in _ATOMS and not _plain(values):
+                return None
+        keys = tuple(expected)
+        bucket = self._buckets.get((name, keys)) or self._bucket(name, keys)
         return bucket.entries.get(values), bucket.odd
 
     def _compared(self, name: str, odd: list[int] | None) -> list[int]:
@@ -216,7 +218,10 @@ class CallIndex:
             at = bisect_left(entry.succeeded, after)
             if at < len(entry.succeeded) and entry.succeeded[at] < before:
                 best = entry.succeeded[at]
-        for position in self._compared(name, odd):
+        compared = odd if odd is not None else self._by_name.get(name, ())
+        if not compared:
+            return best
+        for position in compared:
             if best is not None and position >= best or position >= before:
                 break
             call = self._calls[position]

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
-from sopbench.constraints import And, Chain, Expr, Single, Sop, format_single, holds, render
+from sopbench.constraints import And, Chain, Expr, Or, Single, Sop, format_single, holds, render
 
 from ._index import CallLookup, CallScan
 from ._model import UNCLASSIFIED, Judgement, Oracle, ToolCall, Trace, UnverifiedConstraint
@@ -102,6 +103,8 @@ def _procedure_check(
     return _text(checker.problem) or "its procedure was not verified", failing
 
 
+_NO_PROCESS: Any = object()  # a constraint without a verification process: a helper tool
+
 # A problem's text, or how to write it: most problems found are dropped (an alternative that fails
 # while another succeeds), so their text is written only when it is kept.
 Text = str | Callable[[], str]
@@ -125,6 +128,7 @@ class _PrefixVerifier:
         self.calls = calls
         self.step = step
         self.sop = sop
+        self.verifiers = sop.verifiers
         self.oracle = oracle
         # What each single asked with the call's own ``arguments`` from the start (outside a
         # process) answered: the same question as that single's rule alone.
@@ -163,11 +167,18 @@ class _PrefixVerifier:
                 position, previous = found, child
             return position
         if isinstance(expr, And):
-            found_all = [
-                self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
-                for child in expr.children
-            ]
-            return None if any(f is None for f in found_all) else max(found_all, default=after)  # type: ignore[type-var]
+            children = expr.children
+            if _all_singles(children):  # the usual rule: constraints, or a process's helper calls
+                if in_process:
+                    found_all = [self._helper(child, bindings, after, depth + 1) for child in children]  # type: ignore[arg-type]
+                else:
+                    found_all = [self._single(child, bindings, after, False, depth + 1) for child in children]  # type: ignore[arg-type]
+            else:
+                found_all = [
+                    self.earliest(child, bindings, after, in_process=in_process, depth=depth + 1)
+                    for child in expr.children
+                ]
+            return None if None in found_all else max(found_all, default=after)  # type: ignore[type-var]
         return self._choice(expr, bindings, after, in_process, depth)
 
     def _verifiable(self, expr: Expr, bindings: Mapping[str, Any], in_process: bool) -> bool:
@@ -180,11 +191,13 @@ class _PrefixVerifier:
         children = expr.children  # type: ignore[union-attr]
         if in_process:
             # Alternatives of a verification process: any one way of checking will do.
+            if _all_singles(children):
+                return self._any_helper(expr, bindings, after, depth)
             options = [self._quiet(child, bindings, after, in_process, depth + 1) for child in children]
             steps = [f for f in options if f is not None]
             if steps:
                 return min(steps)
-            self._fail(lambda: f"none of these checks was made: {_inline(expr, bindings)}", expr, depth)
+            self._fail(functools.partial(_none_made, expr, bindings), expr, depth)
             return None
         true_children = [child for child in children if self._holds(child, bindings)]
         if true_children:
@@ -212,6 +225,21 @@ class _PrefixVerifier:
         known = [f for f in each if f is not None]
         return max(known) if len(known) == len(each) else None
 
+    def _any_helper(self, expr: Expr, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
+        """``_choice`` in a process of alternative helper calls: each is asked of the calls (what
+        it would say when not made is dropped, as ``_quiet`` drops it)."""
+        first_success, step = self.calls.first_success, self.step
+        steps = [
+            found
+            for child in expr.children  # type: ignore[union-attr]
+            if (found := first_success(child.name, child.bind(bindings), after, step)) is not None  # type: ignore[union-attr]
+        ]
+        if steps:
+            return min(steps)
+        if self.problem is None:  # _fail, written out: a refusal comes here for each constraint
+            self.problem, self.failing = functools.partial(_none_made, expr, bindings), (expr, depth)
+        return None
+
     def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
         return " and ".join(str(h) for h in self.sop.suggested_helpers(expr, bindings)) or "nothing"
 
@@ -231,42 +259,53 @@ class _PrefixVerifier:
     ) -> int | None:
         # Inside a verification process every single is a helper call, even when a constraint
         # shares its name (a tool-named constraint is verified by calling that very tool).
-        found = self._single_once(single, bindings, after, in_process, depth)
-        if after == 0 and not in_process and bindings is self.arguments:
+        if in_process:
+            return self._helper(single, bindings, after, depth)
+        found = self._single_once(single, bindings, after, depth)
+        if after == 0 and bindings is self.arguments:
             self.alone[id(single)] = found
         return found
 
-    def _single_once(
-        self, single: Single, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
-    ) -> int | None:
-        if not in_process and single.name in self.sop.verifiers:
-            process = self.sop.verifiers[single.name]
-            if process is None:
-                return after
-            args = single.bind(bindings)
-            saved = self.problem, self.failing
-            self.problem = None
+    def _single_once(self, single: Single, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
+        process = self.verifiers.get(single.name, _NO_PROCESS)
+        if process is _NO_PROCESS:
+            return self._helper(single, bindings, after, depth)
+        if process is None:
+            return after
+        # A constraint verified by its process (an expression of helper calls).
+        args = single.bind(bindings)
+        saved = self.problem, self.failing
+        self.problem = None
+        if isinstance(process, Single):
+            found = self._helper(process, args, after, 0)
+        elif isinstance(process, Or) and _all_singles(process.children):
+            found = self._any_helper(process, args, after, 0)
+        else:
             found = self.earliest(process, args, after, in_process=True)
-            inner = self.problem
-            self.problem, self.failing = saved
-            if found is None:
-                self._fail(
-                    functools.partial(_never_verified, single, bindings, process, args, self.sop, inner),
-                    single,
-                    depth,
-                )
-            return found
+        inner = self.problem
+        self.problem, self.failing = saved
+        if found is None and self.problem is None:  # only the first problem is kept (_fail, inlined)
+            self.problem = functools.partial(
+                _never_verified, single, bindings, process, args, self.sop, inner
+            )
+            self.failing = single, depth
+        return found
+
+    def _helper(self, single: Single, bindings: Mapping[str, Any], after: int, depth: int) -> int | None:
         args = single.bind(bindings)
         found_at = self.calls.first_success(single.name, args, after, self.step)
         if found_at is not None:
             return found_at
         if self.problem is None:  # which failed call to name is looked up only for the text
-            self._fail(
-                functools.partial(_not_called, single, bindings, self.calls, args, after, self.step),
-                single,
-                depth,
+            self.problem = functools.partial(
+                _not_called, single, bindings, self.calls, args, after, self.step
             )
+            self.failing = single, depth
         return None
+
+
+def _all_singles(children: tuple[Expr, ...]) -> bool:
+    return all(map(isinstance, children, repeat(Single)))  # no Python frame per child
 
 
 def _never_verified(
@@ -277,7 +316,7 @@ def _never_verified(
     sop: Sop,
     inner: Text | None,
 ) -> str:
-    helpers = " or ".join(str(h) for h in sop.suggested_helpers(process, args))
+    helpers = " or ".join([str(h) for h in sop.suggested_helpers(process, args)])
     why = _text(inner)
     detail = f" ({why})" if why and "did not succeed" in why else ""
     return f'"{format_single(single, bindings)}" was never verified{detail}; call {helpers} before it'
@@ -296,6 +335,10 @@ def _not_called(
     if failed is not None:
         return f'"{shown}" was called at step {step_label(calls, failed)} but did not succeed, so it verifies nothing'
     return f'"{shown}" was never called successfully before it'
+
+
+def _none_made(expr: Expr, bindings: Mapping[str, Any]) -> str:
+    return f"none of these checks was made: {_inline(expr, bindings)}"
 
 
 def _out_of_order(child: Expr, previous: Expr, bindings: Mapping[str, Any]) -> str:

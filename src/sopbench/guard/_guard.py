@@ -21,7 +21,7 @@ from sopbench.constraints import Expr, Rule, Sop, singles
 from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
-from ._decision import Decision, checked_call, decide, observed_truth
+from ._decision import Decision, Explainer, checked_call, decide, observed_truth
 from ._file import read_sop_file
 from ._session import GuardSession
 from ._wrap import History, guard_tool
@@ -88,6 +88,11 @@ class Guard:
         parts += [part for process in self.sop.verifiers.values() for part in singles(process)]
         return tuple(dict.fromkeys((part.name, tuple(p for p, _ in part.params or ())) for part in parts))
 
+    @functools.cached_property
+    def explainer(self) -> Explainer:
+        """How a session lists a refusal's unverified parts, worked out once per rule of the SOP."""
+        return Explainer(self.sop)
+
     def session(self, history: Iterable[ToolCall] = ()) -> GuardSession:
         """A new conversation under this guard (starting after ``history``): ``check`` each call
         before it runs, ``record`` it after; each check costs the same at any length."""
@@ -96,7 +101,9 @@ class Guard:
     def following(self, history: Sequence[ToolCall]) -> GuardSession:
         """The session that follows the list ``history`` (one per list, shared by every tool wrapped
         with it), brought up to date with it."""
-        if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+        if type(history) is not list and (
+            isinstance(history, str | bytes) or not isinstance(history, Sequence)
+        ):
             raise TypeError(
                 f"guard.wrap: history must be a list of ToolCall or a GuardSession, got {type(history).__name__}"
             )

@@ -15,7 +15,7 @@ from sopbench.constraints import Sop
 from sopbench.domains import succeeded
 from sopbench.evaluation import CallIndex, ToolCall
 
-from ._decision import Decision, checked_call, decide, observed_truth
+from ._decision import Decision, Explainer, checked_call, decide, observed_truth
 
 
 class Judge(Protocol):
@@ -29,6 +29,9 @@ class Judge(Protocol):
 
     @property
     def questions(self) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+
+    @property
+    def explainer(self) -> Explainer: ...
 
     def expand(self, call: ToolCall) -> list[ToolCall]: ...
 
@@ -75,7 +78,8 @@ class GuardSession:
         """Whether ``call`` may run now: ``guard.check(call, session.history)``, without reading the
         history again. ``TypeError`` naming what is wrong when ``call`` is not a ``ToolCall``."""
         checked_call(call, "the call", "GuardSession.check")
-        return decide(self.guard.sop, self.guard.goal, call, self.guard.attempted(call), self._calls)
+        guard = self.guard
+        return decide(guard.sop, guard.goal, call, guard.attempted(call), self._calls, guard.explainer)
 
     def record(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:
         """Add a call that has run. Given its ``result``, ``call`` is recorded with it as output and
@@ -84,6 +88,11 @@ class GuardSession:
         ``ToolCall(name, arguments, None, False)`` for a call that raised). Returns what was recorded.
         ``TypeError`` naming what is wrong when ``call`` is not a ``ToolCall``: nothing is recorded."""
         checked_call(call, "the call", "GuardSession.record")
+        return self._add(call, result)
+
+    def _record_checked(self, call: ToolCall, result: Any) -> ToolCall:
+        """``record(call, result)`` for a call this session has just checked (so its type and
+        arguments are known to be good): what a guarded tool records once it has run."""
         return self._add(call, result)
 
     def _add(self, call: ToolCall, result: Any = _NO_RESULT) -> ToolCall:

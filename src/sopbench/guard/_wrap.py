@@ -33,14 +33,14 @@ def guard_tool(
     list (the guard follows it with a session of its own, see ``GuardSession.sync``) or a
     ``GuardSession``."""
     tool = name or func.__name__
-    signature = inspect.signature(func)
+    bind = _binder(inspect.signature(func))
 
     @functools.wraps(func)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        arguments = dict(bound.arguments)
+        arguments = bind(args, kwargs)
         session = _session(guard, history)
-        decision = session.check(ToolCall(tool, arguments))
+        call = ToolCall(tool, arguments)
+        decision = session.check(call)
         if not decision.allowed:
             raise Refused(decision)
         try:
@@ -48,10 +48,29 @@ def guard_tool(
         except Exception:
             _record(session, history, ToolCall(tool, arguments, None, False))
             raise
-        _record(session, history, session.record(ToolCall(tool, arguments), result), recorded=True)
+        # The call was checked above (a ToolCall with a name and bounded arguments): recorded as is.
+        _record(session, history, session._record_checked(call, result), recorded=True)
         return result
 
     return guarded
+
+
+def _binder(signature: inspect.Signature) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """The arguments of a call by name, as ``signature.bind(*args, **kwargs).arguments`` gives them
+    (in the order of the parameters, defaults left out; ``TypeError`` when they do not fit). A call
+    by keywords alone, to a function whose parameters all take keywords, is read without binding."""
+    parameters = signature.parameters.values()
+    simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in parameters)
+    names = tuple(signature.parameters)
+    known = frozenset(names)
+    required = frozenset(p.name for p in parameters if p.default is p.empty)
+
+    def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if simple and not args and kwargs.keys() <= known and required <= kwargs.keys():
+            return {name: kwargs[name] for name in names if name in kwargs}
+        return dict(signature.bind(*args, **kwargs).arguments)
+
+    return bind
 
 
 def _session(guard: FollowingJudge, history: History) -> GuardSession:
@@ -96,7 +115,8 @@ def _answer(
     if arguments is None:
         return error
     session = _session(guard, history)
-    decision = session.check(ToolCall(name, arguments))
+    call = ToolCall(name, arguments)
+    decision = session.check(call)
     if not decision.allowed:
         return decision.explanation
     try:
@@ -104,7 +124,7 @@ def _answer(
     except Exception as exc:  # noqa: BLE001 - the model sees what went wrong, as a tool result
         _record(session, history, ToolCall(name, arguments, None, False))
         return f"{type(exc).__name__}: {exc}"
-    _record(session, history, session.record(ToolCall(name, arguments), result), recorded=True)
+    _record(session, history, session._record_checked(call, result), recorded=True)
     return str(result)
 
 

@@ -228,8 +228,8 @@ class _Proxy:
         decision = self.session.check(ToolCall(name, arguments))
         guard_ms = (time.perf_counter() - started) * 1e3
         if not decision.allowed:
+            self._send(_refusal(request.id, decision.explanation))  # the client first, then the log
             self.log.call(name, arguments, decision, outcome=None, guard_ms=guard_ms)
-            self._send(_refusal(request.id, decision.explanation))
             return
         if self.gone is not None:
             self.log.call(name, arguments, None, outcome=UPSTREAM_EXITED)

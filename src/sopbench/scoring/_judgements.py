@@ -168,7 +168,8 @@ def _procedure_calls(
     tables: DomainTables | None, name: str, arguments: Any, output: Any, ok: bool, step: int | None
 ) -> list[ToolCall]:
     # Helper identities are hashed by the core evaluator: list or dict values become tuples.
-    hashable = {k: as_tuples(v) for k, v in arguments.items()} if isinstance(arguments, Mapping) else {}
+    mapping = type(arguments) is dict or isinstance(arguments, Mapping)
+    hashable = {k: as_tuples(v) for k, v in arguments.items()} if mapping else {}
     out = [ToolCall(name, hashable, output, ok, step)]
     if tables is not None and ok:
         out.extend(_implied_helpers(tables, name, hashable, step))
