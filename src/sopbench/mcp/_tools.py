@@ -57,13 +57,30 @@ def listed_tools(offered: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def openai_schema(
     name: str, description: str | None, parameters: Mapping[str, Any], strict: bool
 ) -> dict[str, Any]:
-    """A listed MCP tool back as the OpenAI function-tool schema ``run`` offers."""
+    """A listed MCP tool back as the OpenAI function-tool schema ``run`` offers, its parameters in
+    the order ``run`` writes them (see ``SCHEMA_KEY_ORDER``)."""
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description or "",
             "strict": strict,
-            "parameters": dict(parameters),
+            "parameters": _in_schema_order(parameters),
         },
     }
+
+
+# The SDK's wire model of an input schema declares ``$schema``, ``properties``, ``required`` and
+# ``type`` in that order and puts every other key after them, so a listed schema reaches the client
+# as {properties, required, type, additionalProperties}. Key order means nothing to JSON Schema, but
+# the text tool modes write the tool list into the system prompt as JSON text: an agent reached over
+# MCP would be shown another prompt than in process. The client puts the keys back in the order
+# every sopbench tool schema is written in (and JSON Schema's own examples use); any key it does not
+# know keeps its place after them.
+SCHEMA_KEY_ORDER = ("$schema", "type", "properties", "required", "additionalProperties")
+
+
+def _in_schema_order(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    ordered = {key: parameters[key] for key in SCHEMA_KEY_ORDER if key in parameters}
+    ordered.update((key, value) for key, value in parameters.items() if key not in ordered)
+    return ordered
