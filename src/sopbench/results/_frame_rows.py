@@ -21,6 +21,7 @@ __all__ = [
     "CONFIGURATION_COLUMNS",
     "DOMAIN_COLUMNS",
     "EPISODE_COLUMNS",
+    "EpisodeColumns",
     "configuration_rows",
     "domain_columns",
     "environment_settings",
@@ -134,18 +135,22 @@ def environment_settings(run_folders: Iterable[Path]) -> dict[str, dict[str, Any
     return out
 
 
-def episode_rows(
-    scores: Iterable[RunScore],
-    prices: Prices | None = None,
-    settings: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, list[Any]]:
+class EpisodeColumns:
     """The columns of ``EPISODE_COLUMNS`` as lists of plain values (None: missing), one item per
-    score, in the order given. ``settings``: the environment settings by source (a run folder's)."""
-    columns: dict[str, list[Any]] = {name: [] for name, _ in EPISODE_COLUMNS}
-    no_settings: Mapping[str, Any] = {}
-    for score in scores:
+    score added (``add``), in that order: a score is kept only as these values, so that a caller
+    can hand it on as soon as it is made. ``settings``: the environment settings by source (a run
+    folder's); ``prices``: what an agent's tokens cost."""
+
+    def __init__(
+        self, prices: Prices | None = None, settings: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        self.prices = prices
+        self.settings = settings or {}
+        self.columns: dict[str, list[Any]] = {name: [] for name, _ in EPISODE_COLUMNS}
+
+    def add(self, score: RunScore) -> None:
         values: dict[str, Any] = score.config.as_dict()
-        values.update((settings or {}).get(score.source, no_settings))
+        values.update(self.settings.get(score.source, _NO_SETTINGS))
         values.update(
             source=score.source,
             domain=score.domain,
@@ -159,10 +164,24 @@ def episode_rows(
             passed_by_default=score.by_default,
         )
         values.update((name, score.verdict[name]) for name in VERDICT_KEYS)
-        values.update(_usage(score, prices))
-        for name, column in columns.items():
+        values.update(_usage(score, self.prices))
+        for name, column in self.columns.items():
             column.append(values.get(name))
-    return columns
+
+
+_NO_SETTINGS: Mapping[str, Any] = {}
+
+
+def episode_rows(
+    scores: Iterable[RunScore],
+    prices: Prices | None = None,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, list[Any]]:
+    """``EpisodeColumns`` of ``scores``, in the order given."""
+    columns = EpisodeColumns(prices, settings)
+    for score in scores:
+        columns.add(score)
+    return columns.columns
 
 
 def _usage(score: RunScore, prices: Prices | None) -> dict[str, Any]:

@@ -2,15 +2,19 @@
 leaderboard's configurations of some sources, one ``pandas.DataFrame`` each, with fixed columns
 and dtypes. The only module of sopbench that imports pandas; ``sopbench.results`` loads it on first
 use. Each frame is made by the use case the verbs call (``evaluate``, ``leaderboard``), so it holds
-the same values as ``sopbench evaluate``'s lines and ``sopbench leaderboard``'s rows."""
+the same values as ``sopbench evaluate``'s lines and ``sopbench leaderboard``'s rows.
+
+This module loads only when the extra is installed (it checks, without importing, so that
+``sopbench.results`` names the extra when it is not), and imports pandas once the scores are made:
+pandas and pyarrow take about 100 MB, which then come after the peak of scoring, not on top of it.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
-
-import pandas as pd
+from typing import IO, TYPE_CHECKING, Any
 
 from sopbench.scoring import Protocol, RunScore, protocol_by_name
 
@@ -18,6 +22,7 @@ from ._evaluate import Evaluation, evaluate
 from ._frame_rows import (
     CONFIGURATION_COLUMNS,
     EPISODE_COLUMNS,
+    EpisodeColumns,
     configuration_rows,
     domain_columns,
     environment_settings,
@@ -26,6 +31,13 @@ from ._frame_rows import (
 from ._leaderboard import leaderboard
 from ._options import Prices, ScoringOptions
 from ._sources import Sources
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+for _library in ("pandas", "pyarrow"):  # the extra, checked as this module loads (see above)
+    if importlib.util.find_spec(_library) is None:
+        raise ImportError(f"No module named {_library!r}", name=_library)
 
 __all__ = ["configurations_frame", "episodes_frame", "evaluate_to_frame", "scores_frame", "write_parquet"]
 
@@ -82,10 +94,11 @@ def evaluate_to_frame(
     progress: Progress | None = None,
     on_problem: ProblemSink | None = None,
 ) -> tuple[Evaluation, pd.DataFrame]:
-    """``evaluate(sources, options)`` and its scores as ``episodes_frame`` lays them out."""
-    scores: list[RunScore] = []
-    evaluation = evaluate(sources, options, scores.append, progress=progress, on_problem=on_problem)
-    return evaluation, scores_frame(scores, options.prices, sources.run_folders)
+    """``evaluate(sources, options)`` and its scores as ``episodes_frame`` lays them out (each score
+    kept only as its row's values, as soon as it is made)."""
+    rows = EpisodeColumns(options.prices, environment_settings(sources.run_folders))
+    evaluation = evaluate(sources, options, rows.add, progress=progress, on_problem=on_problem)
+    return evaluation, _frame(rows.columns, EPISODE_COLUMNS)
 
 
 def scores_frame(
@@ -140,6 +153,8 @@ def write_parquet(frame: pd.DataFrame, sink: IO[bytes]) -> None:
 
 
 def _frame(columns: dict[str, list[Any]], layout: Iterable[tuple[str, str]]) -> pd.DataFrame:
+    import pandas as pd
+
     data = {name: pd.array(columns[name], dtype=dtype) for name, dtype in layout}
     return pd.DataFrame(data, index=pd.RangeIndex(len(next(iter(columns.values()), []))))
 
