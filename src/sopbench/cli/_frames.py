@@ -1,6 +1,6 @@
 """Parquet files of results (``--format parquet`` of ``evaluate`` and ``export``): the episodes as
 ``sopbench.results.episodes_frame`` lays them out, written whole (a temporary file renamed into
-place). The extra ``frames`` (pandas, pyarrow) is checked before anything is read."""
+place). The extra ``frames`` (pandas, pyarrow) is checked before anything is scored."""
 
 from __future__ import annotations
 
@@ -26,9 +26,8 @@ def parquet_target(output: Path | None, option: str = "--output") -> OutputTarge
         raise UserError(
             f"--format parquet writes a binary file: name it with {option} FILE (not standard output)"
         )
-    target = current_job().output(
-        output, option
-    )  # the guard first: a refused path, with or without the extra
+    # The output guard first: a refused path is refused alike with or without the extra.
+    target = current_job().output(output, option)
     missing = [name for name in FRAMES_LIBRARIES if not _installed(name)]
     if missing:
         raise UserError(
