@@ -9,6 +9,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
+from ._frames import PARQUET, export_parquet, parquet_target
 from ._job import Job, OutputTarget, UserError, current_job, err_console
 from ._options import choice
 
@@ -21,8 +22,9 @@ OutputFormat = Annotated[
     typer.Option(
         "--format",
         metavar="NAME",
-        help="jsonl (one episode per line), sopbench (trajectory files) or shown (the system prompts "
-        "and tool schemas the model was shown, one JSON document).",
+        help="jsonl (one episode per line), sopbench (trajectory files), shown (the system prompts "
+        "and tool schemas the model was shown, one JSON document) or parquet (one row per scored "
+        "episode, the columns of sopbench.results.episodes_frame; needs the frames extra).",
     ),
 ]
 OutputOption = Annotated[
@@ -32,7 +34,8 @@ OutputOption = Annotated[
         "-o",
         metavar="PATH",
         show_default=False,
-        help="jsonl: a file, - for stdout (the default); sopbench: a folder (default DIR/trajectories).",
+        help="jsonl: a file, - for stdout (the default); sopbench: a folder (default DIR/trajectories); "
+        "parquet: a file (required).",
     ),
 ]
 Timings = Annotated[
@@ -86,14 +89,17 @@ def export(
     published checks), explanations, usage and latency_s, in a fixed order (domain, task, run).
     --format sopbench writes <output>/<domain>/ast_<model>-mode_...json files that sopbench evaluate
     (and the original code) can score. --format shown writes what a model agent was shown: each
-    distinct system prompt and tool list once, and which ones each episode got. --with-cache FILE
-    also writes the recorded model replies the run used, so that a submission can be replayed.
+    distinct system prompt and tool list once, and which ones each episode got. --format parquet
+    writes one row per scored episode (its configuration and environment settings, the sound
+    judgements, the seven checks, tokens, latency) to a file; infra_error episodes are named and
+    left out. --with-cache FILE also writes the recorded model replies the run used, so that a
+    submission can be replayed.
     """
     from sopbench.runner import StoreError, read_run
     from sopbench.runner.store import store_files
 
     job = current_job()
-    choice("--format", output_format, ("jsonl", "sopbench", "shown"))
+    choice("--format", output_format, ("jsonl", "sopbench", "shown", PARQUET))
     job.inputs([folder], "argument", must_exist=False)  # read_run names what is missing
     job.inputs(store_files(folder), "the run's store", must_exist=False)
     if cache is not None and with_cache is None:
@@ -102,7 +108,9 @@ def export(
         job.inputs([cache], "--cache")
     if with_cache is not None:
         job.output(with_cache, "--with-cache", stdout_ok=False, new_folders=True)
-    if output_format in ("jsonl", "shown"):
+    if output_format == PARQUET:
+        target = parquet_target(output)
+    elif output_format in ("jsonl", "shown"):
         target = job.output(output)
     else:
         if output is not None and str(output) == "-":
@@ -110,6 +118,11 @@ def export(
         trajectories_folder = job.output_folder(output or folder / "trajectories", new_folders=True)
         if tasks is not None:  # checked before the store is read (the store's default: once it is)
             job.inputs([tasks], "--tasks", contents=True)
+    if output_format == PARQUET:
+        export_parquet(folder, target)
+        if with_cache is not None:
+            _export_cache(job, folder, with_cache, cache)
+        return
     try:  # read-only; a damaged row is named as a problem and left out
         run = read_run(folder, header_only=output_format == "shown", records=False, on_damaged=job.problem)
     except StoreError as exc:  # no store, or a damaged file (a corrupted page, a manifest)

@@ -11,6 +11,7 @@ import typer
 
 from ._app import app
 from ._contract import verb
+from ._frames import PARQUET, evaluate_to_parquet
 from ._job import UserError, current_job, err_console, out_console
 from ._options import (
     RUN_CHOICES,
@@ -40,9 +41,19 @@ from ._sources import (
     scoring_options,
 )
 
+EVALUATE_FORMATS = ("jsonl", PARQUET)
 RunsOption = Annotated[
     str,
     typer.Option(metavar="all|first", help="All runs of each record, or only the first (as published)."),
+]
+EvaluateFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="jsonl|parquet",
+        help="jsonl (one verdict per line) or parquet (one row per episode, the columns of "
+        "sopbench.results.episodes_frame; needs the frames extra and a file for --output).",
+    ),
 ]
 PricesOption = Annotated[
     Path | None,
@@ -71,6 +82,7 @@ def evaluate(
     by: By = None,
     prices: PricesOption = None,
     as_json: AsJson = False,
+    output_format: EvaluateFormat = "jsonl",
 ) -> None:
     """Score recorded trajectories and read run folders: one verdict per run, then a summary per
     configuration and domain.
@@ -82,12 +94,15 @@ def evaluate(
     mean, each with its 95% interval, pass^k with several runs per task, failures by judgement and,
     for live runs, tokens and latency. A run folder holds the sound and sopbench verdicts: other
     quirk mixes need exported trajectories. Records without a trajectory are counted and named.
+    --format parquet writes one row per episode instead, with the judgements, the seven checks,
+    tokens, latency and cost as columns (pandas.read_parquet reads it back).
     """
     from sopbench.report import EvaluationReport
     from sopbench.results import evaluate
 
     job = current_job()
     chosen = chosen_protocol(protocol, quirk, no_quirk)
+    choice("--format", output_format, EVALUATE_FORMATS)
     choice("--runs", runs, RUN_CHOICES)
     cards = card_choice(bank_cards)
     breakdowns = breakdowns_of(by)
@@ -95,6 +110,12 @@ def evaluate(
         chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
         prices=price_table_of(prices),
     )  # fmt: skip
+
+    if output_format == PARQUET:
+        evaluate_to_parquet(
+            paths, output, as_json, options, lambda result: EvaluationReport(result, by=breakdowns)
+        )
+        return
 
     def produce(sources, write, advance):
         with run_folder_errors():

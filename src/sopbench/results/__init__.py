@@ -14,19 +14,44 @@ trajectory files) and ``ScoringOptions`` (how it is scored, counted, ranked and 
 
 Nothing here prints or writes a file: each use case hands problems to ``on_problem`` and each
 source's name, once read, to ``progress``.
+
+With the optional extra ``frames`` (``pip install 'sopbench[frames]'``: pandas and pyarrow),
+``episodes_frame`` and ``configurations_frame`` give the same results as ``pandas.DataFrame``
+objects (one row per episode, one per leaderboard row), and ``write_parquet`` writes one; these
+names load pandas on first use, and without the extra raise an ``ImportError`` naming it.
+
+>>> from sopbench.results import episodes_frame
+>>> frame = episodes_frame("../shared/sopbench/trajectories/dmv", "sopbench")  # doctest: +SKIP
+>>> frame.groupby("model")["passed"].mean()  # doctest: +SKIP
 """
+
+from sopbench._extras import lazy_names
 
 from ._breakdowns import BREAKDOWN_ORDER, breakdowns
 from ._cards import CARD_READINGS, CardChoice, read_card_choices
 from ._compare import AgentComparison, CompareError, compare
 from ._evaluate import ConfigurationSummary, Evaluation, configuration_summaries, evaluate
+from ._frame_rows import CONFIGURATION_COLUMNS, DOMAIN_COLUMNS, EPISODE_COLUMNS
 from ._leaderboard import Leaderboard, compare_protocols, leaderboard, report_leaderboard
 from ._options import DEFAULT_MIN_CASES, RUN_CHOICES, Prices, ScoringOptions
 from ._prices import read_prices
 from ._sources import RunFolder, RunFolderError, Sources, read_run_folder
 
+# The names that need pandas (the extra ``frames``), loaded on first use.
+_LAZY = {
+    "configurations_frame": "_frames",
+    "episodes_frame": "_frames",
+    "evaluate_to_frame": "_frames",
+    "scores_frame": "_frames",
+    "write_parquet": "_frames",
+}
+__getattr__ = lazy_names(__name__, _LAZY, "frames", ("pandas", "pyarrow"))
+
 __all__ = [
     "BREAKDOWN_ORDER",
+    "CONFIGURATION_COLUMNS",
+    "DOMAIN_COLUMNS",
+    "EPISODE_COLUMNS",
     "CARD_READINGS",
     "DEFAULT_MIN_CASES",
     "RUN_CHOICES",
@@ -51,4 +76,5 @@ __all__ = [
     "read_prices",
     "read_run_folder",
     "report_leaderboard",
+    *_LAZY,
 ]
