@@ -26,7 +26,10 @@ from sopbench._io import write_atomically
 __all__ = ["CACHE_ENV", "KINDS", "CacheInfo", "EntryStore", "cache_dir"]
 
 CACHE_ENV = "SOPBENCH_CACHE_DIR"
-KINDS = ("verdicts", "floors")  # the cache's folders: what ``sopbench cache info`` counts and ``clear`` removes
+KINDS = (
+    "verdicts",
+    "floors",
+)  # the cache's folders: what ``sopbench cache info`` counts and ``clear`` removes
 _MAGIC = b"sopbench-cache 1 "
 _SUFFIX = ".json"
 

@@ -13,7 +13,16 @@ if TYPE_CHECKING:
 from ._app import app
 from ._contract import verb
 from ._job import Job, OutputTarget, UserError, current_job, err_console
-from ._options import NoCache, ProtocolName, RankBy, Sources, choice, chosen_protocol, price_table_of, rank_choices
+from ._options import (
+    NoCache,
+    ProtocolName,
+    RankBy,
+    Sources,
+    choice,
+    chosen_protocol,
+    price_table_of,
+    rank_choices,
+)
 from ._sources import (
     baseline_tasks,
     find_sources,

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from sopbench.runner.baselines import Baselines
 from sopbench.scoring import RunScore, ScoringReport, file_configuration, score_paths
-from sopbench.traces import iter_trajectory_files
 from sopbench.statistics import (
     DEFAULT_RESAMPLES,
     Configuration,
@@ -23,6 +22,7 @@ from sopbench.statistics import (
     PairedRates,
     compare_outcomes,
 )
+from sopbench.traces import iter_trajectory_files
 
 from ._floors import floors_beside
 from ._options import ScoringOptions

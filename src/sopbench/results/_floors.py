@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sopbench.cache import VerdictCache
-from sopbench.runner.baselines import BASELINE_AGENTS, Baselines, play_baselines, source_baselines, source_tasks
+from sopbench.runner.baselines import (
+    BASELINE_AGENTS,
+    Baselines,
+    play_baselines,
+    source_baselines,
+    source_tasks,
+)
 from sopbench.scoring import RunScore, load_records
 from sopbench.tasks import Task, task_digest, task_ids
 
@@ -74,7 +80,9 @@ def _cached_floors(
             others.append(score)  # a run folder's (its manifest), or a score of unknown tasks
             continue
         if score.task is not None:
-            digest = digests.get(id(score.task)) or digests.setdefault(id(score.task), task_digest(score.task))
+            digest = digests.get(id(score.task)) or digests.setdefault(
+                id(score.task), task_digest(score.task)
+            )
         else:
             digest = score.stored_digest
         key = (score.task_id, digest)
@@ -91,7 +99,9 @@ def _cached_floors(
     def play(name: str) -> list[RunScore]:
         missing = _read_tasks(tasks, held_by)
         if missing:  # a file no longer holds the task it was scored with
-            raise _Unavailable("; ".join(f"{source}: the tasks it was played on are not known" for source in missing))
+            raise _Unavailable(
+                "; ".join(f"{source}: the tasks it was played on are not known" for source in missing)
+            )
         chosen = [(task, task_id) for (task_id, _digest), task in tasks.items() if task is not None]
         return play_baselines(
             chosen, options.protocol, names=(name,), justify_refusal=options.justify_refusal
