@@ -42,7 +42,11 @@ def evaluated(sources: Sources, cache: VerdictCache | None) -> tuple[list, dict]
 def sopbench(*args: str, cache: Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SOPBENCH_CACHE_DIR": str(cache)}
     return subprocess.run(
-        [sys.executable, "-m", "sopbench.cli", *args], capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "sopbench.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
     )
 
 
@@ -145,7 +149,15 @@ def test_two_processes_fill_the_cache_at_once(trajectories, tmp_path):
     env = {**os.environ, "SOPBENCH_CACHE_DIR": str(cache)}
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "sopbench.cli", "evaluate", str(trajectories), "-o", str(tmp_path / f"{i}.jsonl")],
+            [
+                sys.executable,
+                "-m",
+                "sopbench.cli",
+                "evaluate",
+                str(trajectories),
+                "-o",
+                str(tmp_path / f"{i}.jsonl"),
+            ],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -11,6 +11,7 @@ read from it only when a floor has to be played."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from sopbench.cache import VerdictCache
 from sopbench.runner.baselines import (
@@ -111,7 +112,7 @@ def _cached_floors(
         return Baselines(
             {
                 name: cache.floor_scores(
-                    keys, name, options.protocol, options.justify_refusal, lambda name=name: play(name)
+                    keys, name, options.protocol, options.justify_refusal, partial(play, name)
                 )
                 for name in names
             }

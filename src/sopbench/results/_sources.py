@@ -205,6 +205,7 @@ def score_files(
     ``cache``, a file whose verdicts it holds is not scored again (the same scores and problems)."""
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
+        found: Iterable[RunScore]
         if cache is not None:
             found = cache.score_file(
                 file, protocol, scoring, runs=runs, credit_cards=credit_cards, justify_refusal=justify_refusal
