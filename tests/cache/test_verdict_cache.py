@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from sopbench.cache import VerdictCache
-from sopbench.report import EvaluationReport
-from sopbench.results import ScoringOptions, Sources, evaluate, leaderboard
+from sopbench.report import EvaluationReport, build_html_report
+from sopbench.results import ScoringOptions, Sources, evaluate, leaderboard, report_leaderboard
 
 GPT_4O = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
 GPT_4O_MINI = "ast_gpt-4o-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
@@ -59,7 +59,7 @@ def test_a_second_reading_scores_nothing_and_gives_the_same_figures(trajectories
     warm = VerdictCache(tmp_path / "cache")
     assert evaluated(sources, warm) == uncached
     assert warm.stats.misses == 0 and warm.stats.hits == 2 + 2
-    assert warm.info().entries == {"verdicts": 2, "floors": 2}
+    assert warm.info().entries == {"verdicts": 2, "floors": 2, "figures": 0}
 
 
 def test_the_leaderboard_is_the_same_from_the_cache(trajectories, tmp_path):
@@ -72,6 +72,20 @@ def test_the_leaderboard_is_the_same_from_the_cache(trajectories, tmp_path):
     assert board(VerdictCache(tmp_path / "cache")) == board(None)
     warm = VerdictCache(tmp_path / "cache")
     assert board(warm) == board(None) and warm.stats.misses == 0
+
+
+def test_the_report_is_the_same_and_its_figures_are_drawn_once(trajectories, tmp_path):
+    sources = Sources.of([trajectories])
+
+    def page(cache):
+        options = ScoringOptions(min_cases=0, cache=cache)
+        return build_html_report(report_leaderboard(sources, options), sources, cache=cache).html
+
+    uncached = page(None)
+    cold = VerdictCache(tmp_path / "cache")
+    assert page(cold) == uncached and cold.info().entries["figures"] >= 3
+    warm = VerdictCache(tmp_path / "cache")
+    assert page(warm) == uncached and warm.stats.misses == 0
 
 
 def test_a_changed_file_alone_is_scored_again(trajectories, tmp_path):

@@ -1,7 +1,7 @@
 """The cache's entries on disk: where they live, their checked format, and how they are written.
 
 Each entry is one file named by its key (a sha256 hex digest) under a folder of its kind
-(``verdicts/``, ``floors/``), two levels deep (``ab/abcdef….json``). A file is a header line,
+(``verdicts/``, ``floors/``, ``figures/``), two levels deep (``ab/abcdef….json``). A file is a header line,
 ``sopbench-cache 1 <length> <sha256 of the body>``, then the body (JSON): an entry whose header,
 length or checksum does not hold (a torn copy, a disk error, a hand edit) is damaged, never read,
 and written again by the next reader that computes it. Writes go to a temporary file beside the

@@ -10,9 +10,14 @@ from sopbench.evaluation import UnverifiedConstraint
 from sopbench.scoring import VERDICT_KEYS, RunScore
 from sopbench.statistics import Configuration, Usage
 
-__all__ = ["score_from_row", "score_to_row"]
+__all__ = ["row_digest", "score_from_row", "score_to_row"]
 
-_NO_DIGEST_YET = ""
+_DIGEST = 13  # where a row keeps its task's digest
+
+
+def row_digest(row: list[Any]) -> str:
+    """The digest of the task a row's score is about."""
+    return str(row[_DIGEST])
 
 
 def score_to_row(score: RunScore, digests: dict[int, str] | None = None) -> list[Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from sopbench._io import LoadError
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
 
 from ._entries import CacheInfo, EntryStore, cache_dir, cache_info, clear_cache
-from ._rows import score_from_row, score_to_row
+from ._rows import row_digest, score_from_row, score_to_row
 
 __all__ = ["CacheStats", "FileVerdicts", "VerdictCache", "scoring_fingerprint"]
 
@@ -105,6 +105,7 @@ class VerdictCache:
     def __post_init__(self) -> None:
         self._verdicts = EntryStore(self.root, "verdicts")
         self._floors = EntryStore(self.root, "floors")
+        self._figures = EntryStore(self.root, "figures")
 
     def info(self) -> CacheInfo:
         return cache_info(self.root)
@@ -152,6 +153,8 @@ class VerdictCache:
         if _identity(path) != before:
             self.stats.unstable += 1
             return verdicts
+        digests: dict[int, str] = {}
+        rows = [score_to_row(score, digests) for score in verdicts.scores]
         entry = {
             "source": str(path),
             "files": fresh.files,
@@ -160,9 +163,15 @@ class VerdictCache:
             "scored": fresh.scored,
             "without_runs": [index for _source, index in fresh.records_without_runs],
             "errors": errors,
-            "scores": [score_to_row(score, {}) for score in verdicts.scores],
+            "scores": rows,
         }
         self.stats.stored += self._verdicts.put(key, entry)
+        # each task's digest, computed once here, goes with its scores (the leaderboard and the floors
+        # would compute it again)
+        verdicts.scores = [
+            replace(score, stored_digest=row_digest(row))
+            for score, row in zip(verdicts.scores, rows, strict=True)
+        ]
         return verdicts
 
     # ---- the floors -----------------------------------------------------------------------------
@@ -191,6 +200,20 @@ class VerdictCache:
         scores = play()
         self.stats.stored += self._floors.put(key, [score_to_row(score, {}) for score in scores])
         return scores
+
+    # ---- figures --------------------------------------------------------------------------------
+    def drawn(self, key: str, draw: Callable[[], str]) -> str:
+        """A figure (its SVG text) drawn for ``key`` (the caller's digest of what decides it): read
+        back, else ``draw()`` (then kept)."""
+        value, damaged = self._figures.get(key)
+        self.stats.damaged += damaged
+        if isinstance(value, str):
+            self.stats.hits += 1
+            return value
+        self.stats.misses += 1
+        text = draw()
+        self.stats.stored += self._figures.put(key, text)
+        return text
 
 
 def _scored(

@@ -133,6 +133,7 @@ def report(
             viewer_url=viewer_url,
             on_problem=job.problem,
             on_warning=lambda text: err_console().print(text, markup=False),
+            cache=options.cache,
         )
     if built.episodes == 0:
         no_episode(sources, target if target is not None else folder)

@@ -80,12 +80,13 @@ def _cached_floors(
         if score.task is None and (not score.stored_digest or score.source in folders):
             others.append(score)  # a run folder's (its manifest), or a score of unknown tasks
             continue
-        if score.task is not None:
+        if score.stored_digest:
+            digest = score.stored_digest
+        else:
+            assert score.task is not None
             digest = digests.get(id(score.task)) or digests.setdefault(
                 id(score.task), task_digest(score.task)
             )
-        else:
-            digest = score.stored_digest
         key = (score.task_id, digest)
         if tasks.get(key) is None:
             tasks[key] = score.task
