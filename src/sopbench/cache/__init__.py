@@ -6,9 +6,10 @@
 >>> cache.info().as_dict()  # doctest: +SKIP
 {'location': '...', 'entries': 146, 'bytes': 6481920, 'kinds': {...}}
 
-Two kinds of entries: ``verdicts/`` (each trajectory file's verdicts, keyed by the sha256 of its
-bytes, the scoring fingerprint and the options that change a verdict) and ``floors/`` (the
-refuse-all and no-verify floors of each task set). An entry is checked (length and checksum) before
+Three kinds of entries: ``verdicts/`` (each trajectory file's verdicts, keyed by the sha256 of its
+bytes, the scoring fingerprint and the options that change a verdict), ``floors/`` (the refuse-all
+and no-verify floors of each task set) and ``figures/`` (the HTML report's SVG figures, each keyed
+by its drawing and the numbers it shows). An entry is checked (length and checksum) before
 it is used: a damaged one is scored again and rewritten, never trusted. Writes are atomic (a
 temporary file, then a rename), so two processes may fill the cache at once. ``VerdictCache.stats``
 counts what one cache object read, scored and wrote (hits, misses).

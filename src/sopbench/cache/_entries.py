@@ -26,10 +26,8 @@ from sopbench._io import write_atomically
 __all__ = ["CACHE_ENV", "KINDS", "CacheInfo", "EntryStore", "cache_dir"]
 
 CACHE_ENV = "SOPBENCH_CACHE_DIR"
-KINDS = (
-    "verdicts",
-    "floors",
-)  # the cache's folders: what ``sopbench cache info`` counts and ``clear`` removes
+# the cache's folders: what ``sopbench cache info`` counts and ``clear`` removes
+KINDS = ("verdicts", "floors", "figures")
 _MAGIC = b"sopbench-cache 1 "
 _SUFFIX = ".json"
 

@@ -9,6 +9,7 @@ from typing import Any
 from sopbench.evaluation import UnverifiedConstraint
 from sopbench.scoring import VERDICT_KEYS, RunScore
 from sopbench.statistics import Configuration, Usage
+from sopbench.tasks import Task
 
 __all__ = ["row_digest", "score_from_row", "score_to_row"]
 
@@ -62,8 +63,9 @@ def score_to_row(score: RunScore, digests: dict[int, str] | None = None) -> list
     ]
 
 
-def score_from_row(row: list[Any], source: str) -> RunScore:
-    """The score a row keeps, read from ``source``; ``ValueError`` for a row of another shape."""
+def score_from_row(row: list[Any], source: str, *, task: Task | None = None) -> RunScore:
+    """The score a row keeps, read from ``source`` (about ``task``, when the reader has it);
+    ``ValueError`` for a row of another shape."""
     (
         domain,
         record,
@@ -102,4 +104,5 @@ def score_from_row(row: list[Any], source: str) -> RunScore:
         stored_digest=digest,
         by_default=by_default,
         stored_artefacts=tuple(artefacts),
+        task=task,
     )

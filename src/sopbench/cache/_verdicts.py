@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import orjson
 
 from sopbench._io import LoadError
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
+from sopbench.tasks import Task
 
 from ._entries import CacheInfo, EntryStore, cache_dir, cache_info, clear_cache
 from ._rows import row_digest, score_from_row, score_to_row
@@ -106,6 +107,7 @@ class VerdictCache:
         self._verdicts = EntryStore(self.root, "verdicts")
         self._floors = EntryStore(self.root, "floors")
         self._figures = EntryStore(self.root, "figures")
+        self._tasks: dict[str, Task] = {}
 
     def info(self) -> CacheInfo:
         return cache_info(self.root)
@@ -166,13 +168,20 @@ class VerdictCache:
             "scores": rows,
         }
         self.stats.stored += self._verdicts.put(key, entry)
-        # each task's digest, computed once here, goes with its scores (the leaderboard and the floors
-        # would compute it again)
+        # The scores handed on are those a later reading gives (the same figures, a tenth of the
+        # memory: no verdict objects, one task object per distinct task, kept for the floors), each
+        # with its task's digest computed once here.
         verdicts.scores = [
-            replace(score, stored_digest=row_digest(row))
+            score_from_row(row, score.source, task=self._task(row_digest(row), score.task))
             for score, row in zip(verdicts.scores, rows, strict=True)
         ]
         return verdicts
+
+    def _task(self, digest: str, task: Task | None) -> Task | None:
+        """One task object per digest (a task is in every file of its domain)."""
+        if task is None:
+            return None
+        return self._tasks.setdefault(digest, task)
 
     # ---- the floors -----------------------------------------------------------------------------
     def floor_scores(

@@ -81,7 +81,7 @@ class Episode:
         """``score`` with its episode's whole verdict (the database difference the page shows)."""
         if self.score.episode is not None or self.scored_with is None or not self.in_file:
             return self.score
-        return _rescored(self.source, self.score.record, self.run, self.task_id, self.scored_with)
+        return _rescored(self.source, self.score.record, self.run, self.score.task_id, self.scored_with)
 
     @property
     def record(self) -> Record:
