@@ -112,12 +112,17 @@ def test_paired_bootstrap_is_seeded_and_brackets_the_difference():
 def test_the_bootstrap_draws_the_same_resamples_with_numpy_as_without(tasks, seed, resamples):
     import random
 
-    from sopbench.statistics._paired import _resampled, _resampled_here
+    from sopbench.statistics import _paired
 
     diffs, sizes = [d for d, _ in tasks], [s for _, s in tasks]
-    assert _resampled(diffs, sizes, resamples, seed) == _resampled_here(
-        diffs, sizes, resamples, random.Random(seed)
-    )
+    expected = _paired._resampled_here(diffs, sizes, resamples, random.Random(seed))
+    assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+    at_once = _paired._DRAWS_AT_ONCE
+    _paired._DRAWS_AT_ONCE = 7  # drawn a few resamples at a time, the stream goes on unbroken
+    try:
+        assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+    finally:
+        _paired._DRAWS_AT_ONCE = at_once
 
 
 def _outcome(task, run, passed, domain="bank", failed=(), unverified=(), goal="g", config=CONFIG):

@@ -68,6 +68,9 @@ def paired_bootstrap_difference(
     return (low, high)
 
 
+_DRAWS_AT_ONCE = 200_000
+
+
 def _resampled(diffs: list[int], sizes: list[int], resamples: int, seed: int) -> list[float]:
     """The difference of each resample: ``random.Random(seed).choices(range(n), k=n)`` per resample,
     drawn with numpy when it is there (the report's figures bring it) from the same Mersenne Twister
@@ -81,13 +84,18 @@ def _resampled(diffs: list[int], sizes: list[int], resamples: int, seed: int) ->
     _version, internal, _gauss = rng.getstate()
     state = np.random.RandomState()
     state.set_state(("MT19937", np.array(internal[:-1], dtype=np.uint32), internal[-1], 0, 0.0))
-    # random() is genrand_res53 in both; choices() picks floor(random() * n)
-    picks = np.floor(state.random_sample(resamples * n) * float(n)).astype(np.intp).reshape(resamples, n)
-    found = np.asarray(diffs, dtype=np.int64)[picks].sum(axis=1)
-    runs = np.asarray(sizes, dtype=np.int64)[picks].sum(axis=1)
-    # int64 sums are exact; each converts to float64 exactly (far below 2**53), so the true division
-    # is the correctly rounded quotient Python's int / int gives
-    return list((found.astype(np.float64) / runs.astype(np.float64)).tolist())
+    by_task, runs_by_task = np.asarray(diffs, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    estimates: list[float] = []
+    step = max(1, _DRAWS_AT_ONCE // n)  # resamples drawn at once: a few MB, whatever n
+    for start in range(0, resamples, step):
+        count = min(step, resamples - start)
+        # random() is genrand_res53 in both; choices() picks floor(random() * n)
+        picks = np.floor(state.random_sample(count * n) * float(n)).astype(np.intp).reshape(count, n)
+        found, runs = by_task[picks].sum(axis=1), runs_by_task[picks].sum(axis=1)
+        # int64 sums are exact; each converts to float64 exactly (far below 2**53), so the true
+        # division is the correctly rounded quotient Python's int / int gives
+        estimates += (found.astype(np.float64) / runs.astype(np.float64)).tolist()
+    return estimates
 
 
 def _resampled_here(diffs: list[int], sizes: list[int], resamples: int, rng: random.Random) -> list[float]:
