@@ -203,3 +203,22 @@ def test_cache_info_and_clear(trajectories, tmp_path):
     cleared = sopbench("cache", "clear", cache=cache)
     assert cleared.returncode == 0 and "removed 3 entries" in cleared.stdout
     assert json.loads(sopbench("cache", "info", "--json", cache=cache).stdout)["entries"] == 0
+
+
+def test_the_problems_of_a_moved_file_name_it_where_it_is_now(trajectories, tmp_path, make_record):
+    bad = make_record()
+    del bad["task"]  # a record that cannot be loaded: a problem named by the file
+    (trajectories / "bank" / GPT_4O).write_text(json.dumps([make_record(), bad]))
+
+    def problems(folder: Path, cache: VerdictCache | None) -> list[str]:
+        heard: list[str] = []
+        evaluate(Sources.of([folder]), ScoringOptions(cache=cache), on_problem=heard.append)
+        return heard
+
+    first = problems(trajectories, VerdictCache(tmp_path / "cache"))
+    assert first and all(str(trajectories) in line for line in first)
+    moved = tmp_path / "moved"
+    (trajectories.parent / "trajectories").rename(moved)
+    again = VerdictCache(tmp_path / "cache")
+    assert problems(moved, again) == problems(moved, None)
+    assert not any(str(trajectories) in line for line in problems(moved, again))

@@ -264,12 +264,13 @@ def _merge(report: ScoringReport, part: ScoringReport) -> None:
 
 
 def _moved(texts: Iterable[str], old: str, new: str) -> list[str] | None:
-    """Problem lines written for the file at ``old``, as they read for it at ``new`` (None when one
-    names the file elsewhere than at its start: then it is scored again)."""
+    """Problem lines written for the file at ``old``, as they read for it at ``new`` (None when, the
+    file having moved, one does not start with its path or names it again further on: a line that
+    names it otherwise, by its folder and name, is then written anew by scoring the file again)."""
     out = []
     for text in texts:
         rest = text[len(old) :] if text.startswith(old) else text
-        if old != new and old in rest:
+        if old != new and (old in rest or not text.startswith(old)):
             return None
         out.append(new + rest if text.startswith(old) else text)
     return out
