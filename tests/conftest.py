@@ -7,7 +7,8 @@ Tests that need it take one of these fixtures and are skipped, with the reason, 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,20 @@ PUBLISHED_TASK_COUNTS = {
     "library": 78,
     "hotel": 196,
 }
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_verdict_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The verdict cache of every verb the tests run (in process or as a child process): a folder of
+    the session's own, never the user's (``$SOPBENCH_CACHE_DIR``)."""
+    folder = tmp_path_factory.mktemp("verdict-cache")
+    before = os.environ.get("SOPBENCH_CACHE_DIR")
+    os.environ["SOPBENCH_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("SOPBENCH_CACHE_DIR", None)
+    else:
+        os.environ["SOPBENCH_CACHE_DIR"] = before
 
 
 def require_published_data() -> Path:

@@ -31,8 +31,8 @@ def test_every_verb_body_is_short():
         for name, lines in verb_bodies(module.read_text()).items()
     }
     assert (
-        len(bodies) == 17
-    )  # every verb of `sopbench --help` (data fetch, local build, mcp serve and guard proxy included)
+        len(bodies) == 19
+    )  # every verb of `sopbench --help` (data fetch, local build, mcp serve, guard proxy, cache info and clear included)
     assert {name: lines for name, lines in bodies.items() if lines > LONGEST_BODY} == {}
 
 

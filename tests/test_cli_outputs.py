@@ -87,6 +87,8 @@ VERBS = (
     Row("local build", ("--cache", "wheels"), ()),  # writes a wheel folder under --cache
     Row("mcp serve", ("--domain", "bank", "--all", "--tasks", "T"), (TASK_FILE,), {"--output": "served"}),
     Row("guard proxy", ("--domain", "bank"), ()),  # its --log: tests/guard/test_sop_file.py
+    Row("cache info", (), ()),
+    Row("cache clear", (), ()),  # removes the verdict cache's entries ($SOPBENCH_CACHE_DIR: the session's)
 )
 
 # A character device (a sandbox may have replaced /dev/null with a plain file).

@@ -104,6 +104,27 @@ def test_paired_bootstrap_is_seeded_and_brackets_the_difference():
     assert paired_bootstrap_difference({}) is None
 
 
+@given(
+    st.lists(st.tuples(st.integers(-3, 3), st.integers(1, 3)), min_size=1, max_size=40),
+    st.integers(0, 2**40),
+    st.integers(1, 60),
+)
+def test_the_bootstrap_draws_the_same_resamples_with_numpy_as_without(tasks, seed, resamples):
+    import random
+
+    from sopbench.statistics import _paired
+
+    diffs, sizes = [d for d, _ in tasks], [s for _, s in tasks]
+    expected = _paired._resampled_here(diffs, sizes, resamples, random.Random(seed))
+    assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+    at_once = _paired._DRAWS_AT_ONCE
+    _paired._DRAWS_AT_ONCE = 7  # drawn a few resamples at a time, the stream goes on unbroken
+    try:
+        assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+    finally:
+        _paired._DRAWS_AT_ONCE = at_once
+
+
 def _outcome(task, run, passed, domain="bank", failed=(), unverified=(), goal="g", config=CONFIG):
     return Outcome(config, domain, goal, task, run, passed, True, failed, unverified)
 

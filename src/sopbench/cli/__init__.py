@@ -20,7 +20,7 @@ import typer
 # Each verb module registers its commands on import: the help lists them in this order.
 from . import _diagnose, _replay, _score  # noqa: F401
 from . import _generate, _run, _sweep  # noqa: F401
-from . import _export, _report, _view, _local, _data, _mcp, _guard  # noqa: F401
+from . import _export, _report, _view, _local, _data, _mcp, _guard, _cache  # noqa: F401
 
 # isort: on
 from ._app import app

@@ -72,6 +72,13 @@ Output = Annotated[
     Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write; - is standard output.")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON document on stdout.")]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Score everything again, without reading or writing the verdict cache (sopbench cache info).",
+    ),
+]
 ProtocolName = Annotated[
     str,
     typer.Option(

@@ -13,7 +13,16 @@ if TYPE_CHECKING:
 from ._app import app
 from ._contract import verb
 from ._job import Job, OutputTarget, UserError, current_job, err_console
-from ._options import ProtocolName, RankBy, Sources, choice, chosen_protocol, price_table_of, rank_choices
+from ._options import (
+    NoCache,
+    ProtocolName,
+    RankBy,
+    Sources,
+    choice,
+    chosen_protocol,
+    price_table_of,
+    rank_choices,
+)
 from ._sources import (
     baseline_tasks,
     find_sources,
@@ -82,6 +91,7 @@ def report(
     tasks_dir: TasksDir = None,
     viewer_url: ViewerUrl = "http://127.0.0.1:8765/",
     rank_by: RankBy = "pass",
+    no_cache: NoCache = False,
 ) -> None:
     """One self-contained HTML file: leaderboard, figures, paired comparisons, per-goal table; or,
     with --site, a static folder of it and of every episode.
@@ -111,7 +121,7 @@ def report(
     if not len(found):
         nothing_found(sources, target)
         return
-    options = scoring_options(chosen, tasks, rank_by=rank_by, prices=price_table)
+    options = scoring_options(chosen, tasks, rank_by=rank_by, prices=price_table, no_cache=no_cache)
     with job.progress(len(found), "read") as advance, run_folder_errors():
         board = report_leaderboard(found, options, progress=advance, on_problem=job.problem)
         built = build_html_report(
@@ -123,6 +133,7 @@ def report(
             viewer_url=viewer_url,
             on_problem=job.problem,
             on_warning=lambda text: err_console().print(text, markup=False),
+            cache=options.cache,
         )
     if built.episodes == 0:
         no_episode(sources, target if target is not None else folder)

@@ -19,6 +19,7 @@ from ._options import (
     BankCards,
     By,
     JustifiedRefusal,
+    NoCache,
     Output,
     ProtocolName,
     QuirkOff,
@@ -83,6 +84,7 @@ def evaluate(
     prices: PricesOption = None,
     as_json: AsJson = False,
     output_format: EvaluateFormat = "jsonl",
+    no_cache: NoCache = False,
 ) -> None:
     """Score recorded trajectories and read run folders: one verdict per run, then a summary per
     configuration and domain.
@@ -108,7 +110,7 @@ def evaluate(
     breakdowns = breakdowns_of(by)
     options = scoring_options(
         chosen, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
-        prices=price_table_of(prices),
+        prices=price_table_of(prices), no_cache=no_cache,
     )  # fmt: skip
 
     if output_format == PARQUET:
@@ -178,6 +180,7 @@ def leaderboard(
     runs: LeaderboardRunsOption = "all",
     by: By = None,
     rank_by: RankBy = "pass",
+    no_cache: NoCache = False,
 ) -> None:
     """The published leaderboard recomputed from trajectory files and run folders.
 
@@ -209,7 +212,7 @@ def leaderboard(
         return
     options = scoring_options(
         chosen, tasks, runs=runs, credit_cards=cards, justify_refusal=require_justified_refusal,
-        min_cases=min_cases, rank_by=rank_by,
+        min_cases=min_cases, rank_by=rank_by, no_cache=no_cache,
     )  # fmt: skip
     passes = 2 if compare_protocols else 1
     with (
@@ -305,6 +308,7 @@ def compare(
     viewer_url: CompareViewerUrl = None,
     runs: CompareRunsOption = "all",
     allow_different_tasks: AllowDifferentTasks = False,
+    no_cache: NoCache = False,
 ) -> None:
     """Compare two agents on the same tasks: runs paired by task (same id and same content) and run.
 
@@ -335,7 +339,7 @@ def compare(
             compared = compare(
                 sides[0],
                 sides[1],
-                scoring_options(chosen, runs=runs),
+                scoring_options(chosen, runs=runs, no_cache=no_cache),
                 config_a=config_a,
                 config_b=config_b,
                 allow_different_tasks=allow_different_tasks,

@@ -114,11 +114,26 @@ def baseline_tasks(tasks_dir: Path | None) -> list[Task] | None:
     return read_tasks("--tasks-dir", tasks_dir, lambda: list(iter_all_tasks(tasks_dir)))
 
 
-def scoring_options(protocol: Protocol, tasks: list[Task] | None = None, **given: Any) -> ScoringOptions:
-    """The ``ScoringOptions`` a verb's options give (``tasks``: --tasks-dir's, the floors' tasks)."""
+def scoring_options(
+    protocol: Protocol, tasks: list[Task] | None = None, *, no_cache: bool = False, **given: Any
+) -> ScoringOptions:
+    """The ``ScoringOptions`` a verb's options give (``tasks``: --tasks-dir's, the floors' tasks),
+    with the user's verdict cache unless ``no_cache`` (--no-cache)."""
     from sopbench.results import ScoringOptions
 
-    return ScoringOptions(protocol=protocol, floor_tasks=None if tasks is None else tuple(tasks), **given)
+    return ScoringOptions(
+        protocol=protocol,
+        floor_tasks=None if tasks is None else tuple(tasks),
+        cache=None if no_cache else verdict_cache(),
+        **given,
+    )
+
+
+def verdict_cache():  # -> sopbench.cache.VerdictCache
+    """The user's verdict cache (``$SOPBENCH_CACHE_DIR``, else the user cache folder)."""
+    from sopbench.cache import VerdictCache
+
+    return VerdictCache.default()
 
 
 @contextmanager

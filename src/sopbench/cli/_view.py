@@ -12,7 +12,8 @@ import typer
 from ._app import app
 from ._contract import show_problems, verb
 from ._job import Job, UserError, current_job, err_console, out_console
-from ._options import ProtocolName, chosen_protocol, price_table_of, published_sources
+from ._options import NoCache, ProtocolName, chosen_protocol, price_table_of, published_sources
+from ._sources import verdict_cache
 
 if TYPE_CHECKING:
     import socket
@@ -56,6 +57,7 @@ def view(
     host: HostOption = "127.0.0.1",
     protocol: ProtocolName = "sound",
     prices: ViewPrices = None,
+    no_cache: NoCache = False,
 ) -> None:
     """A local web viewer of episodes: filter the list, read an episode next to its SOP's graph.
 
@@ -86,7 +88,13 @@ def view(
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
-    live = LiveSources(sources, chosen, price_table, lambda line: err_console().print(line, markup=False))
+    live = LiveSources(
+        sources,
+        chosen,
+        price_table,
+        lambda line: err_console().print(line, markup=False),
+        cache=None if no_cache else verdict_cache(),
+    )
     index = _read_and_score(job, units, live, sock)
     if not is_loopback(host):
         err_console().print(

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sopbench.cache import VerdictCache
 from sopbench.results import Leaderboard, Prices, Sources
 from sopbench.statistics import JUDGEMENT_NAMES, PairedComparison, summarize_usage
 
@@ -84,6 +85,7 @@ def build_html_report(
     on_problem: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     embed_warn_at: int = EMBED_WARN_AT,
+    cache: VerdictCache | None = None,
 ) -> HtmlReport:
     """The page of ``report`` (``sopbench.results.report_leaderboard`` of ``sources``: its rows, with
     the refuse-all and no-verify floors ranked where they score, every breakdown and pass^k), with
@@ -92,7 +94,8 @@ def build_html_report(
     Numbers link to the viewer at ``viewer_url``; with ``embed_episodes``, to lists of episodes
     drawn inside the file (``on_warning`` is told when there are more than ``embed_warn_at``); with
     ``site``, to the pages of a static site (``HtmlReport.pages``, written by ``write_site``).
-    Episodes that cannot be drawn are named to ``on_problem``."""
+    Episodes that cannot be drawn are named to ``on_problem``. With ``cache`` (the verdict cache),
+    each figure is drawn once for the numbers it shows."""
     agent_scores = [s for s in report.scores if s.source not in BASELINES]
     shown = embed_episodes or site
     episodes = episodes_to_embed(agent_scores, sources.run_folders, on_problem) if shown else None
@@ -122,7 +125,7 @@ def build_html_report(
         f"{runs} runs of {task_count} tasks in {len(report.domains)} domains ({', '.join(report.domains)}), "
         f"scored under the {report.protocol} protocol"
     )
-    figures = figures_of(rows, agents, report, hat_ks, what, tasks_text)
+    figures = figures_of(rows, agents, report, hat_ks, what, tasks_text, cache)
     goal_rows = goal_table(agents, links)
     failure_rows = failure_table(agents, links)
     usage_rows = []

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from sopbench.cache import VerdictCache
 from sopbench.results import Leaderboard
 from sopbench.statistics import JUDGEMENT_NAMES, breakdown
 
@@ -32,11 +36,24 @@ def series_of(row: Row) -> Series:
 
 
 def figures_of(
-    rows: list[Row], agents: list[Row], report: Leaderboard, hat_ks: list[int], what: str, tasks_text: str
+    rows: list[Row],
+    agents: list[Row],
+    report: Leaderboard,
+    hat_ks: list[int],
+    what: str,
+    tasks_text: str,
+    cache: VerdictCache | None = None,
 ) -> list[Figure]:
+    """The report's figures; with ``cache``, each SVG drawn once for the numbers it shows (matplotlib
+    takes most of a warm report's time) and read back after."""
     from markupsafe import Markup as markup  # noqa: N813 - the optional extra, imported when drawn
 
     from . import _plots as plots
+
+    def drawn(draw: Callable[..., str], *numbers: Any) -> str:
+        if cache is None:
+            return draw(*numbers)
+        return cache.drawn(_drawing_key(draw, numbers), lambda: draw(*numbers))
 
     every = [series_of(r) for r in rows]
     columns: dict[str, list[RateBar]] = {}
@@ -60,7 +77,7 @@ def figures_of(
         Figure(
             "fig-domains",
             "Pass rate by domain",
-            markup(plots.domain_rates_svg(every, columns)),
+            markup(drawn(plots.domain_rates_svg, every, columns)),
             f"Pass rate (% of runs) per domain and overall for each configuration, in the leaderboard's "
             f"order, with 95% intervals whose unit is the task (Wilson's; clustered by task with repeated "
             f"runs); a configuration has one colour in every figure.{apart} "
@@ -81,7 +98,7 @@ def figures_of(
         Figure(
             "fig-split",
             "Must succeed against must refuse",
-            markup(plots.split_scatter_svg(points)),
+            markup(drawn(plots.split_scatter_svg, points)),
             "Pass rate on the tasks that must succeed (x) against the tasks that must be refused (y), "
             "with 95% intervals (unit: the task), each configuration named in the legend; the refuse-all "
             "and no-verify rows are squares, the corners of refusing everything and of doing everything "
@@ -108,7 +125,8 @@ def figures_of(
             "fig-failures",
             "Failures by judgement and by constraint kind",
             markup(
-                plots.failures_svg(
+                drawn(
+                    plots.failures_svg,
                     agent_series,
                     {
                         "runs failed, by judgement (% of runs)": judgement_shares,
@@ -134,7 +152,7 @@ def figures_of(
             Figure(
                 "fig-pass-hat-k",
                 "pass^k against k",
-                markup(plots.pass_hat_k_svg(series)),
+                markup(drawn(plots.pass_hat_k_svg, series)),
                 "pass^k: the share of tasks all of whose k runs pass (unbiased estimate from each task's "
                 f"runs, averaged over the tasks with at least k runs), for the configurations run more than "
                 f"once per task, each in its colour.{apart.replace(' and drawn without a bar', ', not drawn')} "
@@ -142,3 +160,13 @@ def figures_of(
             )
         )
     return figures
+
+
+def _drawing_key(draw: Callable[..., str], numbers: tuple[Any, ...]) -> str:
+    """What decides a figure's SVG: the drawing function and its source, matplotlib's version, and
+    the numbers drawn (their repr: dataclasses, floats written exactly)."""
+    import matplotlib
+
+    source = Path(__file__).with_name("_plots.py").read_bytes()
+    text = f"{draw.__name__}\0{matplotlib.__version__}\0{numbers!r}"
+    return hashlib.sha256(hashlib.sha256(source).digest() + text.encode()).hexdigest()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sopbench.scoring import RunScore
+from sopbench.scoring import Protocol, RunScore, protocol_by_name
 
 if TYPE_CHECKING:
     import jinja2
@@ -64,9 +64,21 @@ def episodes_to_embed(
                 score,
                 failing_constraint_kinds(score),
                 record,
+                scored_with=_protocol_of(score) if record is None else None,
             )
         )
     return episodes
+
+
+def _protocol_of(score: RunScore) -> Protocol | None:
+    """The protocol a trajectory file's score read from the verdict cache was made under (its page
+    scores the run again for what the cache does not keep); None for a score made here."""
+    if score.episode is not None:
+        return None
+    try:
+        return protocol_by_name(score.protocol)
+    except ValueError:
+        return None
 
 
 def episode_title(episode: Episode) -> str:

@@ -22,6 +22,7 @@ from sopbench.statistics import (
     PairedRates,
     compare_outcomes,
 )
+from sopbench.traces import iter_trajectory_files
 
 from ._floors import floors_beside
 from ._options import ScoringOptions
@@ -76,16 +77,29 @@ def read_scores(
             if progress is not None:
                 progress(f"{path.parent.name}/{path.name}")
 
-        scores += list(
-            score_paths(
-                files,
-                options.protocol,
-                report=scoring,
-                progress=told,
-                credit_cards=options.credit_cards,
-                justify_refusal=options.justify_refusal,
+        if options.cache is not None:
+            for file in iter_trajectory_files(files):
+                read = scoring.files
+                scores += options.cache.score_file(
+                    file,
+                    options.protocol,
+                    scoring,
+                    credit_cards=options.credit_cards,
+                    justify_refusal=options.justify_refusal,
+                ).scores
+                if scoring.files > read:  # as score_paths tells: each file it could read
+                    told(file, scoring.files, scoring.scored)
+        else:
+            scores += list(
+                score_paths(
+                    files,
+                    options.protocol,
+                    report=scoring,
+                    progress=told,
+                    credit_cards=options.credit_cards,
+                    justify_refusal=options.justify_refusal,
+                )
             )
-        )
         if on_problem is not None:
             for problem in scoring.errors:
                 on_problem(problem)

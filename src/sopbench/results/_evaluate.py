@@ -104,6 +104,7 @@ def evaluate(
         justify_refusal=options.justify_refusal,
         progress=progress,
         on_problem=on_problem,
+        cache=options.cache,
     ):
         scores.append(score)
         if write is not None:

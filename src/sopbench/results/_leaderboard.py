@@ -124,6 +124,7 @@ def leaderboard(
             justify_refusal=options.justify_refusal,
             progress=progress,
             on_problem=on_problem,
+            cache=options.cache,
         )
     ]
     floor_names: tuple[str, ...] = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]

@@ -5,8 +5,9 @@ card reading is named once and not passed through every layer."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from sopbench.cache import VerdictCache
 from sopbench.scoring import RANK_BY, SOUND, Protocol
 from sopbench.tasks import Task
 
@@ -35,7 +36,12 @@ class ScoringOptions:
     - ``min_cases``: leaderboard rows with fewer cases are listed apart, not ranked;
     - ``rank_by``: ``"pass"`` (the Overall pass rate) or ``"balanced"`` (the mean of the
       must-succeed and must-refuse rates);
-    - ``prices``: USD per million input/output tokens per model, for the cost of live runs.
+    - ``prices``: USD per million input/output tokens per model, for the cost of live runs;
+    - ``cache``: the verdict cache to read and fill (``sopbench.cache.VerdictCache``): each
+      trajectory file's verdicts and each task set's floors are computed once and read back while
+      nothing that decides them changes. None (the library's default: a use case called from Python
+      writes nothing unless asked): everything is computed; the command line gives
+      ``VerdictCache.default()`` unless ``--no-cache``. The figures are the same either way.
     """
 
     protocol: Protocol = SOUND
@@ -46,6 +52,7 @@ class ScoringOptions:
     min_cases: int = DEFAULT_MIN_CASES
     rank_by: str = "pass"
     prices: Prices | None = None
+    cache: VerdictCache | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.runs not in RUN_CHOICES:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sopbench._io import walk_files
+from sopbench.cache import VerdictCache
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import StoreError, read_run
 from sopbench.runner.baselines import stored_verdict_name
@@ -195,21 +196,30 @@ def score_files(
     justify_refusal: bool = False,
     progress: Callable[[str], None] | None = None,
     on_problem: ProblemSink | None = None,
+    cache: VerdictCache | None = None,
 ) -> Iterator[tuple[Path, RunScore]]:
     """Every run of ``files`` scored under ``protocol``, file by file, each score with its file, as
     soon as it is made. This is the one file loop of the verbs that read results: after each file its problems
     go to ``on_problem`` (and stay in ``scoring``), its records without a run are added to
-    ``without_runs`` as ``("<domain>/<file>", record)``, and ``progress`` gets its name."""
+    ``without_runs`` as ``("<domain>/<file>", record)``, and ``progress`` gets its name. With
+    ``cache``, a file whose verdicts it holds is not scored again (the same scores and problems)."""
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
-        for score in score_paths(
-            [file],
-            protocol,
-            report=scoring,
-            credit_cards=credit_cards,
-            runs=runs,
-            justify_refusal=justify_refusal,
-        ):
+        found: Iterable[RunScore]
+        if cache is not None:
+            found = cache.score_file(
+                file, protocol, scoring, runs=runs, credit_cards=credit_cards, justify_refusal=justify_refusal
+            ).scores
+        else:
+            found = score_paths(
+                [file],
+                protocol,
+                report=scoring,
+                credit_cards=credit_cards,
+                runs=runs,
+                justify_refusal=justify_refusal,
+            )
+        for score in found:
             yield file, score
         if on_problem is not None:
             for problem in scoring.errors[before:]:

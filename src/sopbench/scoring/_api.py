@@ -101,6 +101,8 @@ class RunScore:
     # A pass in which the agent made no well-formed action (no call, or none with JSON-object
     # arguments; a run folder's rows also know unknown tools and bad arguments); None: not known.
     by_default: bool | None = field(default=None, compare=False)
+    # The artefacts of a score read back without its ``episode`` (the verdict cache's); None: none.
+    stored_artefacts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def task_digest(self) -> str:
@@ -116,7 +118,7 @@ class RunScore:
     @property
     def artefacts(self) -> tuple[str, ...]:
         """Recording artefacts the verdict accounted for (sound protocol; ``scoring.ARTEFACTS``)."""
-        return () if self.episode is None else self.episode.artefacts
+        return self.episode.artefacts if self.episode is not None else (self.stored_artefacts or ())
 
     @property
     def task_key(self) -> str:

@@ -58,19 +58,53 @@ def paired_bootstrap_difference(
     tasks = [(sum(a for a, _ in p) - sum(b for _, b in p), len(p)) for p in pairs_by_task.values() if p]
     if not tasks:
         return None
-    rng = random.Random(seed)
-    n = len(tasks)
     diffs = [d for d, _ in tasks]
     sizes = [s for _, s in tasks]
-    estimates = []
-    for _ in range(resamples):
-        picks = rng.choices(range(n), k=n)
-        estimates.append(sum(diffs[i] for i in picks) / sum(sizes[i] for i in picks))
+    estimates = _resampled(diffs, sizes, resamples, seed)
     estimates.sort()
     tail = (1 - level) / 2
     low = estimates[int(tail * (resamples - 1))]
     high = estimates[int(round((1 - tail) * (resamples - 1)))]
     return (low, high)
+
+
+_DRAWS_AT_ONCE = 200_000
+
+
+def _resampled(diffs: list[int], sizes: list[int], resamples: int, seed: int) -> list[float]:
+    """The difference of each resample: ``random.Random(seed).choices(range(n), k=n)`` per resample,
+    drawn with numpy when it is there (the report's figures bring it) from the same Mersenne Twister
+    state, so the draws, and the interval, are the very same as without it; about 10x faster."""
+    rng = random.Random(seed)
+    try:
+        import numpy as np
+    except ImportError:
+        return _resampled_here(diffs, sizes, resamples, rng)
+    n = len(diffs)
+    _version, internal, _gauss = rng.getstate()
+    state = np.random.RandomState()
+    state.set_state(("MT19937", np.array(internal[:-1], dtype=np.uint32), internal[-1], 0, 0.0))
+    by_task, runs_by_task = np.asarray(diffs, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    estimates: list[float] = []
+    step = max(1, _DRAWS_AT_ONCE // n)  # resamples drawn at once: a few MB, whatever n
+    for start in range(0, resamples, step):
+        count = min(step, resamples - start)
+        # random() is genrand_res53 in both; choices() picks floor(random() * n)
+        picks = np.floor(state.random_sample(count * n) * float(n)).astype(np.intp).reshape(count, n)
+        found, runs = by_task[picks].sum(axis=1), runs_by_task[picks].sum(axis=1)
+        # int64 sums are exact; each converts to float64 exactly (far below 2**53), so the true
+        # division is the correctly rounded quotient Python's int / int gives
+        estimates += (found.astype(np.float64) / runs.astype(np.float64)).tolist()
+    return estimates
+
+
+def _resampled_here(diffs: list[int], sizes: list[int], resamples: int, rng: random.Random) -> list[float]:
+    n = len(diffs)
+    estimates = []
+    for _ in range(resamples):
+        picks = rng.choices(range(n), k=n)
+        estimates.append(sum(diffs[i] for i in picks) / sum(sizes[i] for i in picks))
+    return estimates
 
 
 @dataclass(frozen=True, slots=True)

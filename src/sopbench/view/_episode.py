@@ -117,7 +117,8 @@ def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
     for problem in problems:
         if problem.step is not None:
             messages[problem.step].problems.append(problem.text)
-    database = episode.score.episode.verdict.database if episode.score.episode is not None else None
+    whole = episode.full_score
+    database = whole.episode.verdict.database if whole.episode is not None else None
     diff: list[str] = []
     if database is not None:
         for text in database.explanations:
@@ -155,7 +156,7 @@ def episode_view(episode: Episode, *, shown: bool = False) -> EpisodeView:
         tool_count=len(episode.tools or ()) if shown else 0,
         facts=facts,
         problems=problems,
-        database_kept=episode.judged and episode.score.episode is not None,
+        database_kept=episode.judged and whole.episode is not None,
     )
 
 

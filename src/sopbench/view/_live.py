@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sopbench.cache import VerdictCache
 from sopbench.inspect_eval import inspect_log_running
 from sopbench.runner.store import STORE_NAME, run_in_progress
 from sopbench.scoring import Protocol
@@ -65,15 +66,18 @@ class LiveSources:
         protocol: Protocol,
         prices: Prices | None = None,
         on_problem: Callable[[str], None] | None = None,
+        cache: VerdictCache | None = None,
     ) -> None:
         """``on_problem`` hears, once each, what a later reading could not use (a broken file that
         appeared, a record that cannot be scored); a unit that cannot be opened yet (a store being
-        created) is tried again on the next poll without a word."""
+        created) is tried again on the next poll without a word. With ``cache``, a trajectory file's
+        verdicts are read from it when it holds them (and kept there when it does not)."""
         self.sources = list(sources)
         self.on_problem = on_problem
         self.told: set[str] = set()
         self.protocol = protocol
         self.prices = prices
+        self.cache = cache
         self.known: dict[str, Episode] = {}
         self.seen: dict[Path, tuple[Any, ...]] = {}  # unit -> its signature when last read
         self.counts: Counter[str] = Counter()
@@ -85,7 +89,7 @@ class LiveSources:
         loaded = LoadedSources(prices=self.prices, known=self.known)
         for unit in units:
             signature = _signature(unit)
-            load_unit(unit, self.protocol, loaded)
+            load_unit(unit, self.protocol, loaded, cache=self.cache)
             self.seen[unit] = signature
             self.running[unit] = self._in_progress(unit)
             if advance is not None:
@@ -126,7 +130,7 @@ class LiveSources:
             if settling and now - signature[0][1] / 1e9 < SETTLE_S:
                 continue  # still being written: read on a later poll
             try:
-                load_unit(unit, self.protocol, loaded)
+                load_unit(unit, self.protocol, loaded, cache=self.cache)
             except SourceError:
                 continue  # not readable yet (a store being created): the next poll tries again
             self.seen[unit] = signature

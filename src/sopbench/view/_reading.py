@@ -9,9 +9,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sopbench.cache import VerdictCache
 from sopbench.inspect_eval import InspectLogError, inspect_log_episodes, is_inspect_log
 from sopbench.runner import StoreError, read_run
-from sopbench.scoring import Protocol, RunScore, ScoringError, file_configuration, load_records, score_run
+from sopbench.scoring import (
+    Protocol,
+    RunScore,
+    ScoringError,
+    ScoringReport,
+    file_configuration,
+    load_records,
+    score_run,
+)
 from sopbench.tasks import task_ids
 from sopbench.traces import Record, detect_output_format
 
@@ -37,24 +46,32 @@ def load_sources(
     advance: Callable[[str], None] | None = None,
     *,
     prices: Prices | None = None,
+    cache: VerdictCache | None = None,
 ) -> LoadedSources:
     """Read and score every episode of ``units`` (see ``source_files``) under ``protocol``;
-    ``prices`` (USD per million input and output tokens, by model) gives each live episode its cost."""
+    ``prices`` (USD per million input and output tokens, by model) gives each live episode its cost;
+    with ``cache``, trajectory files' verdicts are read from it (``load_unit``)."""
     loaded = LoadedSources(prices=prices)
     for unit in units:
-        load_unit(unit, protocol, loaded)
+        load_unit(unit, protocol, loaded, cache=cache)
         if advance is not None:
             advance(unit.name)
     return loaded
 
 
-def load_unit(unit: Path, protocol: Protocol, loaded: LoadedSources) -> None:
+def load_unit(
+    unit: Path, protocol: Protocol, loaded: LoadedSources, *, cache: VerdictCache | None = None
+) -> None:
     """Add the episodes of one unit that ``loaded`` does not know yet (by address): the viewer reads
-    a growing run folder again this way. ``SourceError`` for a run folder that cannot be read."""
+    a growing run folder again this way. ``SourceError`` for a run folder that cannot be read. With
+    ``cache``, a trajectory file's verdicts come from the verdict cache when it holds them: its
+    records are then read only when an episode's page is asked for (``Episode.full_score``)."""
     if is_run_folder(unit):
         _load_run_folder(unit, protocol, loaded)
     elif is_inspect_log(unit):
         _load_inspect_log(unit, protocol, loaded)
+    elif cache is not None:
+        _load_cached_file(unit, protocol, loaded, cache)
     else:
         _load_trajectory_file(unit, protocol, loaded)
     loaded.files += 1
@@ -113,6 +130,36 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
                     stable_address=episode_address(digest, record.domain, task_id, run),
                 ),
             )
+
+
+def _load_cached_file(path: Path, protocol: Protocol, loaded: LoadedSources, cache: VerdictCache) -> None:
+    """``_load_trajectory_file`` through the verdict cache: the same episodes and problems."""
+    read = cache.score_file(path, protocol, ScoringReport())
+    loaded.problems += read.problems
+    if not read.scores:
+        return
+    try:
+        digest = source_digest(path)
+    except OSError as exc:
+        loaded.problems.append(f"{path}: cannot be read ({exc.strerror or exc})")
+        return
+    configuration = configuration_name(file_configuration(str(path)))
+    for score in read.scores:
+        _add(
+            loaded,
+            Episode(
+                _next_id(loaded),
+                str(path),
+                configuration,
+                score.run,
+                score,
+                failing_constraint_kinds(score),
+                task_id=score.task_id,
+                digest=digest,
+                stable_address=episode_address(digest, score.domain, score.task_id, score.run),
+                scored_with=protocol,
+            ),
+        )
 
 
 def _not_judged(

@@ -19,9 +19,9 @@ from typing import Any
 from sopbench._io import walk_files
 from sopbench.inspect_eval import is_inspect_log
 from sopbench.runner.store import STORE_NAME
-from sopbench.scoring import RunScore, load_records
+from sopbench.scoring import Protocol, RunScore, load_records, score_run
 from sopbench.statistics import Configuration
-from sopbench.traces import Record, iter_trajectory_files
+from sopbench.traces import Record, detect_output_format, iter_trajectory_files
 
 from ._address import episode_address
 from ._facts import EpisodeFacts, Prices
@@ -72,6 +72,16 @@ class Episode:
     facts: EpisodeFacts | None = None  # how it went; None: the source keeps none of it
     in_file: bool = True  # the record is read again from ``source`` (a trajectory file) when needed
     stable_address: str = ""  # ``address``, computed once when the source is read ("": computed when asked)
+    # The protocol of a score read from the verdict cache (which keeps what the list needs, not the
+    # episode's whole verdict): its page scores the run again (``full_score``). None: ``score`` is whole.
+    scored_with: Protocol | None = None
+
+    @property
+    def full_score(self) -> RunScore:
+        """``score`` with its episode's whole verdict (the database difference the page shows)."""
+        if self.score.episode is not None or self.scored_with is None or not self.in_file:
+            return self.score
+        return _rescored(self.source, self.score.record, self.run, self.score.task_id, self.scored_with)
 
     @property
     def record(self) -> Record:
@@ -126,6 +136,14 @@ class Episode:
         """The judgements that failed (database, permission, procedure)."""
         verdict = self.score.verdict
         return tuple(name for name in JUDGEMENTS if not verdict[name])
+
+
+@lru_cache(maxsize=64)
+def _rescored(source: str, record: int, run: int, task_id: str, protocol: Protocol) -> RunScore:
+    """One run of a trajectory file scored again, as the list first scored it (``score_paths``)."""
+    records = _file_records(source)
+    fmt = detect_output_format(list(records.values()))
+    return score_run(records[record], run, protocol, output_format=fmt, task_id=task_id)
 
 
 @lru_cache(maxsize=8)
