@@ -293,6 +293,7 @@ def test_the_side_by_side_page_marks_the_first_divergence(viewer, browser, tmp_p
 
 
 def test_the_list_shows_episodes_a_run_adds_while_it_is_open(viewer_sources, browser, tmp_path):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -329,7 +330,11 @@ def test_the_list_shows_episodes_a_run_adds_while_it_is_open(viewer_sources, bro
             WebDriverWait(browser, 20).until(lambda d: "in progress: first (2)" in live.text)
         WebDriverWait(browser, 20).until(lambda d: "in progress" not in live.text)
         run("no-verify", "second")
-        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "total").text == "4")
+        # the list is drawn anew when the second run appears: the element read may be replaced
+        # between finding it and reading it, which is not a failure, only a reason to look again
+        WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: d.find_element(By.ID, "total").text == "4"
+        )
         configurations = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#episodes td:nth-child(3)")}
         assert {"reference · tools full", "no-verify · tools full"} <= configurations
     finally:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from sopbench.cache import VerdictCache
 from sopbench.scoring import Protocol, RunScore, protocol_by_name
 
 from ._evaluate import Evaluation, evaluate
@@ -77,7 +78,10 @@ def episodes_frame(
 
     ``sources``: a ``Sources``, or paths found as the verbs find them (``Sources.of``).
     ``protocol``: ``"sound"``, ``"sopbench"``, a ``Protocol``, or the whole ``ScoringOptions`` of
-    ``evaluate`` (runs, bank card reading, justified refusals, prices). Problems go to
+    ``evaluate`` (runs, bank card reading, justified refusals, prices). Given a name or a
+    ``Protocol``, the frame reads and fills the user's verdict cache (``VerdictCache.default()``, as
+    the command line does: a frame is asked for again and again from a notebook); a
+    ``ScoringOptions`` is taken as it is (its ``cache`` None: no cache). Problems go to
     ``on_problem``, each source's name once read to ``progress``; a run folder that cannot be read
     raises ``RunFolderError``.
     """
@@ -170,4 +174,5 @@ def _sources(sources: SourcesLike) -> Sources:
 def _options(how: HowScored) -> ScoringOptions:
     if isinstance(how, ScoringOptions):
         return how
-    return ScoringOptions(protocol=protocol_by_name(how) if isinstance(how, str) else how)
+    protocol = protocol_by_name(how) if isinstance(how, str) else how
+    return ScoringOptions(protocol=protocol, cache=VerdictCache.default())
