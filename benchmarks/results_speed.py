@@ -269,8 +269,6 @@ def main() -> None:
         if scratch.exists() and any(scratch.iterdir()):
             parser.error(f"--scratch {scratch}: not empty (the cold runs need an empty cache)")
         scratch.mkdir(parents=True, exist_ok=True)
-    cache = scratch / "cache"
-    cache.mkdir()
     try:
         floor_out = scratch / "floor.stdout"
         floor = measured(
@@ -281,7 +279,12 @@ def main() -> None:
         runs = int(floor_out.read_text().split()[-1])
         cold: dict[str, Measure] = {}
         warm: dict[str, Measure] = {}
-        for verb in verbs:  # each verb cold then warm, so that a warm run follows its own cold one
+        for verb in verbs:
+            # each verb cold on a cache of its own, empty (a verb run after another would otherwise
+            # find the verdicts the first one stored, and its "cold" figure would be a warm one),
+            # then warm on the cache its cold run filled
+            cache = scratch / "cache" / verb
+            cache.mkdir(parents=True)
             cold[verb] = run_verb(verb, sources, args.protocol, cache, scratch / "cold")
             warm[verb] = run_verb(verb, sources, args.protocol, cache, scratch / "warm")
         differing = {v: same_outputs(scratch / "cold", scratch / "warm", cold[v].outputs) for v in verbs}
@@ -307,7 +310,7 @@ def main() -> None:
 
 def print_tables(sources, protocol, runs, floor, cold, warm, differing, checked) -> None:
     print(
-        f"sources: {' '.join(sources)}; protocol {protocol}; {runs} runs; cache: {CACHE_ENV} (fresh for cold)"
+        f"sources: {' '.join(sources)}; protocol {protocol}; {runs} runs; cache: {CACHE_ENV}, empty for each verb's cold run"
     )
     print()
     print(
