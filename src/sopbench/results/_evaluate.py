@@ -4,7 +4,7 @@ made, then the summary per configuration and domain (never pooled over configura
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from sopbench.runner.baselines import Baselines
@@ -69,6 +69,39 @@ class Evaluation:
         return self.scoring.scored + self.from_run_folders
 
 
+def scored_runs(
+    sources: Sources,
+    options: ScoringOptions,
+    scoring: ScoringReport,
+    without_runs: list[tuple[str, int]],
+    *,
+    progress: Progress | None = None,
+    on_problem: ProblemSink | None = None,
+) -> Iterator[tuple[RunScore, bool]]:
+    """Every score ``evaluate`` makes, in its order, each with whether it was read from a run folder
+    (True) or scored from a trajectory file; what scoring met is added to ``scoring`` and
+    ``without_runs``. The one loop of ``evaluate``, for what needs the scores and not the summaries
+    (the episodes frame)."""
+    for folder in sources.run_folders:  # folder by folder: each one's lines are written once it is read
+        for score in scores_of_run_folders(
+            [folder], options.protocol, on_problem, progress=progress, first_runs_only=options.first_runs_only
+        ):
+            yield score, True
+    for _file, score in score_files(
+        sources.files,
+        options.protocol,
+        scoring,
+        without_runs,
+        runs=options.runs,
+        credit_cards=options.credit_cards,
+        justify_refusal=options.justify_refusal,
+        progress=progress,
+        on_problem=on_problem,
+        cache=options.cache,
+    ):
+        yield score, False
+
+
 def evaluate(
     sources: Sources,
     options: ScoringOptions,
@@ -86,29 +119,13 @@ def evaluate(
     scores: list[RunScore] = []
     without_runs: list[tuple[str, int]] = []
     from_folders = 0
-    for folder in sources.run_folders:  # folder by folder: each one's lines are written once it is read
-        for score in scores_of_run_folders(
-            [folder], options.protocol, on_problem, progress=progress, first_runs_only=options.first_runs_only
-        ):
-            scores.append(score)
-            if write is not None:
-                write(score)
-            from_folders += 1
-    for _file, score in score_files(
-        sources.files,
-        options.protocol,
-        scoring,
-        without_runs,
-        runs=options.runs,
-        credit_cards=options.credit_cards,
-        justify_refusal=options.justify_refusal,
-        progress=progress,
-        on_problem=on_problem,
-        cache=options.cache,
+    for score, from_folder in scored_runs(
+        sources, options, scoring, without_runs, progress=progress, on_problem=on_problem
     ):
         scores.append(score)
         if write is not None:
             write(score)
+        from_folders += from_folder
     floors = None
     if scores:
         first_runs = [s for s in floor_sources(scores) if s.run == 0]
