@@ -16,14 +16,13 @@ constraint holds the agent executes the goal; otherwise it declines, saying whic
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from sopbench.constraints import And, Chain, Expr, Single, singles
+from sopbench.constraints import And, Chain, Expr, Single, python_literal, singles
 from sopbench.domains import Context, ToolKind, get_domain
 
 from ._baselines import exit_turn, known_arguments
@@ -58,7 +57,7 @@ def _is_exception(text: str) -> bool:
 
 def read_output(text: str) -> Observation:
     try:
-        value = ast.literal_eval(text)
+        value = python_literal(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         value = text
     return Observation(text, value)

@@ -26,10 +26,13 @@ from ._expr import (
     singles,
 )
 from ._graph import ActionGraph, GraphNode, GroupNodeKind, ToolNode
+from ._literals import parse_python_expression, python_literal
 from ._render import clip, format_call, format_single, format_value, render
 from ._rule import HelperCall, Rule, Sop
 
 __all__ = [
+    "parse_python_expression",
+    "python_literal",
     "GROUP_TYPES",
     "ActionGraph",
     "GraphNode",

@@ -179,6 +179,6 @@ def rename(expr: Expr | None, outer: Mapping[str, str] | None) -> Expr | None:
 
 
 def _literal(text: str) -> Any:
-    import ast
+    from ._literals import python_literal
 
-    return ast.literal_eval(text)
+    return python_literal(text)

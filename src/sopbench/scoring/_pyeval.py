@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sopbench.constraints import parse_python_expression, python_literal
+
 __all__ = ["OPAQUE", "UNSUPPORTED", "literal_value", "python_value"]
 
 MAX_TEXT = 200_000  # longer texts are kept as text (eval would have parsed them; none in the data)
@@ -113,7 +115,7 @@ def python_value(text: Any) -> Any:
     if len(source) > MAX_TEXT:
         return text
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_python_expression(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return text
     try:
@@ -153,7 +155,7 @@ def literal_value(text: Any) -> Any:
     if len(text) > MAX_TEXT:
         return text
     try:
-        return ast.literal_eval(text.strip())
+        return python_literal(text.strip())
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return text
 
