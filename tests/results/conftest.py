@@ -47,3 +47,26 @@ def run_folders(tmp_path_factory) -> Path:
 def cli():
     """``cli("leaderboard", ...)``: the command line in a child process."""
     return sopbench
+
+
+# A meta-path hook makes pandas and pyarrow unimportable, as when the extra is not installed.
+_BLOCK_FRAMES = (
+    "import sys\n"
+    "class Block:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] in ('pandas', 'pyarrow'):\n"
+    "            raise ImportError(name=name)\n"
+    "sys.meta_path.insert(0, Block())\n"
+)
+
+
+@pytest.fixture
+def without_frames():
+    """Runs a Python program in a fresh interpreter where the extra ``frames`` is not installed."""
+
+    def run(program: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _BLOCK_FRAMES + program], capture_output=True, text=True, check=False
+        )
+
+    return run

@@ -5,20 +5,8 @@ equal to ``episodes_frame`` of the same sources; it is never standard output; wi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-
-# A meta-path hook makes pandas and pyarrow unimportable, as when the extra is not installed.
-BLOCK = (
-    "import sys\n"
-    "class Block:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name.split('.')[0] in ('pandas', 'pyarrow'):\n"
-    "            raise ImportError(name=name)\n"
-    "sys.meta_path.insert(0, Block())\n"
-)
 
 
 @pytest.fixture
@@ -77,13 +65,12 @@ def test_parquet_is_never_written_to_standard_output(verb, output, run_folders, 
 
 
 @pytest.mark.parametrize("verb", ["evaluate", "export"])
-def test_without_the_extra_the_verb_names_it_and_writes_nothing(verb, run_folders, tmp_path):
+def test_without_the_extra_the_verb_names_it_and_writes_nothing(verb, run_folders, tmp_path, without_frames):
     target = tmp_path / "episodes.parquet"
     argv = [verb, str(run_folders / "reference"), "--format", "parquet", "-o", str(target)]
-    program = (
-        BLOCK + f"import sys\nsys.argv = ['sopbench', *{argv!r}]\nfrom sopbench.cli import main\nmain()\n"
+    done = without_frames(
+        f"import sys\nsys.argv = ['sopbench', *{argv!r}]\nfrom sopbench.cli import main\nmain()\n"
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and not target.exists()
     assert done.stderr.splitlines() == [
         "error: --format parquet needs the frames extra (pandas, pyarrow not installed): "

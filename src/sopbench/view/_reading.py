@@ -99,12 +99,9 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
     records = load_records(path, lambda error: loaded.problems.append(str(error)))
     if not records:
         return
-    try:
-        digest = source_digest(path)
-    except OSError as exc:
-        loaded.problems.append(f"{path}: cannot be read ({exc.strerror or exc})")
+    identity = _file_identity(path, loaded)
+    if identity is None:
         return
-    configuration = configuration_name(file_configuration(str(path)))
     fmt = detect_output_format(records)
     for record, task_id in zip(records, task_ids(record.task for record in records), strict=True):
         for run in range(len(record.runs)):
@@ -115,21 +112,7 @@ def _load_trajectory_file(path: Path, protocol: Protocol, loaded: LoadedSources)
                 if error.whole_record:
                     break
                 continue
-            kinds = failing_constraint_kinds(score)
-            _add(
-                loaded,
-                Episode(
-                    _next_id(loaded),
-                    str(path),
-                    configuration,
-                    run,
-                    score,
-                    kinds,
-                    task_id=task_id,
-                    digest=digest,
-                    stable_address=episode_address(digest, record.domain, task_id, run),
-                ),
-            )
+            _add_file_episode(loaded, path, identity, score)
 
 
 def _load_cached_file(path: Path, protocol: Protocol, loaded: LoadedSources, cache: VerdictCache) -> None:
@@ -138,28 +121,50 @@ def _load_cached_file(path: Path, protocol: Protocol, loaded: LoadedSources, cac
     loaded.problems += read.problems
     if not read.scores:
         return
+    identity = _file_identity(path, loaded)
+    if identity is None:
+        return
+    for score in read.scores:
+        _add_file_episode(loaded, path, identity, score, scored_with=protocol)
+
+
+def _file_identity(path: Path, loaded: LoadedSources) -> tuple[str, str] | None:
+    """A trajectory file's digest and configuration name; None, with the problem told, when the
+    file cannot be read."""
     try:
         digest = source_digest(path)
     except OSError as exc:
         loaded.problems.append(f"{path}: cannot be read ({exc.strerror or exc})")
-        return
-    configuration = configuration_name(file_configuration(str(path)))
-    for score in read.scores:
-        _add(
-            loaded,
-            Episode(
-                _next_id(loaded),
-                str(path),
-                configuration,
-                score.run,
-                score,
-                failing_constraint_kinds(score),
-                task_id=score.task_id,
-                digest=digest,
-                stable_address=episode_address(digest, score.domain, score.task_id, score.run),
-                scored_with=protocol,
-            ),
-        )
+        return None
+    return digest, configuration_name(file_configuration(str(path)))
+
+
+def _add_file_episode(
+    loaded: LoadedSources,
+    path: Path,
+    identity: tuple[str, str],
+    score: RunScore,
+    *,
+    scored_with: Protocol | None = None,
+) -> None:
+    """One scored run of a trajectory file as an episode (``scored_with``: the protocol to score it
+    again by when its page needs the full score, for a score read from the cache)."""
+    digest, configuration = identity
+    _add(
+        loaded,
+        Episode(
+            _next_id(loaded),
+            str(path),
+            configuration,
+            score.run,
+            score,
+            failing_constraint_kinds(score),
+            task_id=score.task_id,
+            digest=digest,
+            stable_address=episode_address(digest, score.domain, score.task_id, score.run),
+            scored_with=scored_with,
+        ),
+    )
 
 
 def _not_judged(
