@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, overload
 
+from ._literals import python_literal
+
 NEGATION_PREFIX = "not "
 LITERAL_PREFIX = "value "
 
@@ -51,7 +53,7 @@ class Single:
         args: dict[str, Any] = {}
         for param, var in self.params or ():
             if var.startswith(LITERAL_PREFIX):
-                args[param] = _literal(var[len(LITERAL_PREFIX) :])
+                args[param] = python_literal(var[len(LITERAL_PREFIX) :])
             elif require_all or var in bindings:
                 args[param] = bindings[var]
         return args
@@ -176,9 +178,3 @@ def rename(expr: Expr | None, outer: Mapping[str, str] | None) -> Expr | None:
             return expr
         return Single(expr.name, tuple((p, outer.get(v, v)) for p, v in expr.params), expr.negated)
     return type(expr)(rename(child, outer) for child in expr.children)
-
-
-def _literal(text: str) -> Any:
-    from ._literals import python_literal
-
-    return python_literal(text)
