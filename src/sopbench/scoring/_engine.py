@@ -15,6 +15,7 @@ evaluator departs from a sound judgement, and nowhere else):
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -313,7 +314,7 @@ def _task_facts(task: Task, tables: DomainTables) -> _TaskFacts:
 # lists or modes, agents that refuse at once, ...), so verdicts are kept by that content. The content
 # is compared exactly: ``marshal`` bytes tell 1 from 1.0 from True and lists from tuples, and keep the
 # order of keys. Task and tables are compared by identity (the loader shares equal tasks).
-# The final database, the largest part, is keyed by its orjson bytes (keys in order; 1, 1.0 and true
+# The final database, the largest part, is keyed by the sha256 of its orjson bytes (keys in order; 1, 1.0 and true
 # apart), three times faster than marshal. Those bytes blur NaN with null and tuples with lists, so
 # they are used only for a database that decodes back to itself, which has neither; any other
 # database is scored afresh. The kept verdicts hold no database: keeping them alive would keep
@@ -364,9 +365,11 @@ def _call_key(call: EpisodeCall) -> tuple[Any, ...]:
 
 
 def _database_key(database: Any) -> bytes | None:
-    """Bytes that identify ``database`` exactly, or None when there are none cheap enough."""
+    """The sha256 of bytes that identify ``database`` exactly, or None when there are none cheap
+    enough. The digest, not the bytes, is kept: as bytes, the kept keys of the dev trajectories'
+    final databases held 47 MB for as long as the process lived."""
     try:
         data = orjson.dumps(database)
     except TypeError:  # non-string keys, integers beyond 64 bits, foreign types: marshal or nothing
-        return b"marshal:" + marshal.dumps(database)
-    return data if orjson.loads(data) == database else None
+        return hashlib.sha256(b"marshal:" + marshal.dumps(database)).digest()
+    return hashlib.sha256(data).digest() if orjson.loads(data) == database else None

@@ -41,4 +41,8 @@ def task_json(task: Task) -> dict[str, Any]:
 
 def task_digest(task: Task) -> str:
     """sha256 of the task's canonical JSON (the published encoding, with its goal)."""
-    return hashlib.sha256(canonical_json(task_json(task))).hexdigest()
+    digest = task._digest
+    if not digest:
+        digest = hashlib.sha256(canonical_json(task_json(task))).hexdigest()
+        object.__setattr__(task, "_digest", digest)
+    return digest

@@ -36,6 +36,9 @@ class Task:
     constraints_original_json: Any = field(default=None, repr=False, compare=False)
     # Fields this model does not know (e.g. ``assistant_prompt`` in some trajectory files).
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    # ``task_digest``'s answer once computed: a task is immutable, and the loader shares one object
+    # among the records of every file that embeds it, so each is digested once, not per record.
+    _digest: str = field(default="", init=False, repr=False, compare=False)
 
 
 def task_ids(tasks: Iterable[Task]) -> list[str]:

@@ -7,6 +7,7 @@ is reported and skipped.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -163,10 +164,14 @@ class FileDecoder:
         return self._setup
 
 
-# Tasks embedded in trajectory records, by domain and orjson bytes of the task object: the 903
-# published tasks recur in every file that ran them (14k records, ~2k distinct task objects), and
-# parsing a task (constraint trees, action graph) was the largest part of loading. Task objects are
-# immutable and their dictionaries are read-only by contract, so records share them.
+# Tasks embedded in trajectory records, by domain and the sha256 of the orjson bytes of the task
+# object: the 903 published tasks recur in every file that ran them (14k records, ~2k distinct task
+# objects), and parsing a task (constraint trees, action graph) was the largest part of loading. Task
+# objects are immutable and their dictionaries are read-only by contract, so records share them.
+# The digest, not the bytes, is the key (the bytes held 58 MB over the dev trajectories). Data from
+# orjson holds only JSON types, so equal bytes are equal data; data a caller built may hold tuples
+# or NaN that the bytes blur, so such an entry keeps its data to compare (and a trusted entry,
+# which keeps none, is not used for it).
 _TASK_MEMO_LIMIT = 4096
 _TASK_MEMO: dict[tuple[str, bytes], tuple[Any, Task]] = {}
 
@@ -175,18 +180,18 @@ def _embedded_task(data: Any, domain: str, trusted: bool) -> Task:
     key = None
     if type(data) is dict:
         try:
-            key = (domain, orjson.dumps(data))
+            key = (domain, hashlib.sha256(orjson.dumps(data)).digest())
         except TypeError:  # not plain JSON data (integers beyond 64 bits, foreign types, too deep)
             key = None
         else:
             hit = _TASK_MEMO.get(key)
-            if hit is not None and (trusted or hit[0] == data):
+            if hit is not None and (trusted or (hit[0] is not None and hit[0] == data)):
                 return hit[1]
     task = parse_task_json(data, domain=domain, goal=None, index=None, field="task")
     if key is not None:
         if len(_TASK_MEMO) >= _TASK_MEMO_LIMIT:
             _TASK_MEMO.clear()
-        _TASK_MEMO[key] = (data, task)
+        _TASK_MEMO[key] = (None if trusted else data, task)
     return task
 
 
