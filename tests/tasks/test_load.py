@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import gzip
 import json
 import string
@@ -21,6 +22,7 @@ from sopbench.tasks import (
     ToolNode,
     iter_all_tasks,
     load_tasks,
+    task_digest,
     task_file_domain,
     task_from_json,
 )
@@ -296,3 +298,12 @@ def test_task_from_json_without_a_file(make_task) -> None:
     with pytest.raises(LoadError) as caught:
         task_from_json(raw, domain="bank")
     assert str(caught.value) == 'field "user_goal": missing'
+
+
+def test_a_task_digest_is_computed_once_and_not_carried_to_a_changed_copy(make_task) -> None:
+    task = task_from_json(make_task(), domain="bank", goal="get_account_balance")
+    digest = task_digest(task)
+    assert task_digest(task) == digest == task_digest(dataclasses.replace(task))
+    changed = dataclasses.replace(task, user_instruction=task.user_instruction + " (changed)")
+    assert task_digest(changed) != digest
+    assert changed == dataclasses.replace(changed)  # the remembered digest is not part of equality

@@ -472,3 +472,22 @@ def test_a_record_given_its_task_holds_that_task_and_reads_the_rest_alike(make_r
     del raw["task"]  # the record must still carry its task object: the given task does not stand in
     with pytest.raises(LoadError, match="task"):
         record_from_json(raw, task=parsed.task)
+
+
+def test_files_embedding_one_task_share_it_but_data_a_caller_built_is_read_as_given(
+    tmp_path: Path, make_record
+) -> None:
+    raw = make_record()
+    raw["task"]["user_known"] = {"accounts": ["a", "b"]}
+    write_json(tmp_path / "bank" / "gpt-4o_fc_full_none_user.json", [raw])
+    write_json(tmp_path / "bank" / "gpt-4o_react_full_none_user.json", [raw])
+    first, second = iter_records(tmp_path)
+    assert first.task is second.task  # one parse, one object, for every file that embeds the task
+    # Built in Python, the same task with a tuple where the files have a list: written as JSON its
+    # bytes are the files', yet it is other data, and the record holds what the caller gave.
+    built = make_record()
+    built["task"]["user_known"] = {"accounts": ("a", "b")}
+    from_python = record_from_json(built)
+    assert from_python.task is not first.task
+    assert from_python.task.user_known == {"accounts": ("a", "b")}
+    assert record_from_json(built).task is from_python.task  # the caller's data is remembered too
