@@ -15,6 +15,7 @@ import pytest
 from sopbench.cache import VerdictCache
 from sopbench.report import EvaluationReport, build_html_report
 from sopbench.results import ScoringOptions, Sources, evaluate, leaderboard, report_leaderboard
+from sopbench.tasks import task_from_json
 
 GPT_4O = "ast_gpt-4o-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
 GPT_4O_MINI = "ast_gpt-4o-mini-mode_fc-dep_full-fmt_structured-tool_full-shuffle_False.json"
@@ -86,6 +87,28 @@ def test_the_report_is_the_same_and_its_figures_are_drawn_once(trajectories, tmp
     assert page(cold) == uncached and cold.info().entries["figures"] >= 3
     warm = VerdictCache(tmp_path / "cache")
     assert page(warm) == uncached and warm.stats.misses == 0
+
+
+def test_floors_on_named_task_files_are_played_once(trajectories, tmp_path, make_task):
+    sources = Sources.of([trajectories])
+    named = (task_from_json(make_task(), domain="bank", goal="get_account_balance"),) * 2
+
+    def board(cache):
+        made = leaderboard(
+            sources, ScoringOptions(min_cases=0, cache=cache, floor_tasks=named), no_verify=True
+        )
+        return [row.as_dict() for row in made.rows]
+
+    uncached = board(None)
+    assert any(row["model"] == "no-verify" for row in uncached)
+    cold = VerdictCache(tmp_path / "cache")
+    assert board(cold) == uncached and cold.stats.misses == 2 + 2  # two files, two floors
+    warm = VerdictCache(tmp_path / "cache")
+    assert board(warm) == uncached and (warm.stats.misses, warm.stats.hits) == (0, 2 + 2)
+    other = (named[0],)  # another task set: its floors are played, the files' verdicts read back
+    again = VerdictCache(tmp_path / "cache")
+    leaderboard(sources, ScoringOptions(min_cases=0, cache=again, floor_tasks=other), no_verify=True)
+    assert (again.stats.misses, again.stats.hits) == (2, 2)
 
 
 def test_a_changed_file_alone_is_scored_again(trajectories, tmp_path):

@@ -21,19 +21,14 @@ def row_digest(row: list[Any]) -> str:
     return str(row[_DIGEST])
 
 
-def score_to_row(score: RunScore, digests: dict[int, str] | None = None) -> list[Any]:
+def score_to_row(score: RunScore) -> list[Any]:
     """The row of ``score`` (its ``source`` is not kept: the reader knows where it read it)."""
     unverified: Any = None
     if score.episode is not None:
         unverified = [[u.kind, u.depth] for u in score.episode.verdict.procedure.unverified]
     elif score.unverified is not None:
         unverified = [[u.kind, u.depth] for u in score.unverified]
-    digest = score.stored_digest
-    if not digest and score.task is not None:
-        if digests is None:
-            digest = score.task_digest
-        else:  # one digest per task object: a file's runs share their record's task
-            digest = digests.get(id(score.task)) or digests.setdefault(id(score.task), score.task_digest)
+    digest = score.task_digest
     usage = score.usage
     return [
         score.domain,

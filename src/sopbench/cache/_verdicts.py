@@ -155,8 +155,7 @@ class VerdictCache:
         if _identity(path) != before:
             self.stats.unstable += 1
             return verdicts
-        digests: dict[int, str] = {}
-        rows = [score_to_row(score, digests) for score in verdicts.scores]
+        rows = [score_to_row(score) for score in verdicts.scores]
         entry = {
             "source": str(path),
             "files": fresh.files,
@@ -169,8 +168,7 @@ class VerdictCache:
         }
         self.stats.stored += self._verdicts.put(key, entry)
         # The scores handed on are those a later reading gives (the same figures, a tenth of the
-        # memory: no verdict objects, one task object per distinct task, kept for the floors), each
-        # with its task's digest computed once here.
+        # memory: no verdict objects, one task object per distinct task, kept for the floors).
         verdicts.scores = [
             score_from_row(row, score.source, task=self._task(row_digest(row), score.task))
             for score, row in zip(verdicts.scores, rows, strict=True)
@@ -207,7 +205,7 @@ class VerdictCache:
                 return scores
         self.stats.misses += 1
         scores = play()
-        self.stats.stored += self._floors.put(key, [score_to_row(score, {}) for score in scores])
+        self.stats.stored += self._floors.put(key, [score_to_row(score) for score in scores])
         return scores
 
     # ---- figures --------------------------------------------------------------------------------

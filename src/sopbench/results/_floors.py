@@ -10,7 +10,7 @@ read from it only when a floor has to be played."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from sopbench.cache import VerdictCache
@@ -51,7 +51,7 @@ def floors_beside(
     ``sources``' run folders when the scores do not carry them), or on ``options.floor_tasks``,
     scored as ``options`` says. When some source's tasks cannot be found they are unavailable and
     say why (``Baselines.unavailable``): a floor on other tasks than the agents' is never shown."""
-    if options.cache is None or options.floor_tasks is not None:
+    if options.cache is None:
         return source_baselines(
             scores,
             sources.run_folders,
@@ -60,6 +60,10 @@ def floors_beside(
             tasks=options.floor_tasks,
             justify_refusal=options.justify_refusal,
         )
+    if options.floor_tasks is not None:
+        named = list(zip(options.floor_tasks, task_ids(options.floor_tasks), strict=True))
+        keys = [(task_id, task_digest(task)) for task, task_id in named]
+        return _through_cache(keys, lambda: named, options, names, options.cache)
     return _cached_floors(scores, sources, options, names, options.cache)
 
 
@@ -74,20 +78,12 @@ def _cached_floors(
     folders = {folder.as_posix() for folder in sources.run_folders}
     tasks: dict[TaskKey, Task | None] = {}
     held_by: dict[TaskKey, str] = {}  # a trajectory file that holds the task
-    digests: dict[int, str] = {}
     others: list[RunScore] = []
     for score in scores:
         if score.task is None and (not score.stored_digest or score.source in folders):
             others.append(score)  # a run folder's (its manifest), or a score of unknown tasks
             continue
-        if score.stored_digest:
-            digest = score.stored_digest
-        else:
-            assert score.task is not None
-            digest = digests.get(id(score.task)) or digests.setdefault(
-                id(score.task), task_digest(score.task)
-            )
-        key = (score.task_id, digest)
+        key = (score.task_id, score.task_digest)
         if tasks.get(key) is None:
             tasks[key] = score.task
         held_by.setdefault(key, score.source)
@@ -96,17 +92,31 @@ def _cached_floors(
         return Baselines({}, "; ".join(problems))
     for task, task_id in found:
         tasks.setdefault((task_id, task_digest(task)), task)
-    keys = list(tasks)
 
-    def play(name: str) -> list[RunScore]:
+    def chosen() -> list[tuple[Task, str]]:
         missing = _read_tasks(tasks, held_by)
         if missing:  # a file no longer holds the task it was scored with
             raise _Unavailable(
                 "; ".join(f"{source}: the tasks it was played on are not known" for source in missing)
             )
-        chosen = [(task, task_id) for (task_id, _digest), task in tasks.items() if task is not None]
+        return [(task, task_id) for (task_id, _digest), task in tasks.items() if task is not None]
+
+    return _through_cache(list(tasks), chosen, options, names, cache)
+
+
+def _through_cache(
+    keys: list[TaskKey],
+    chosen: Callable[[], list[tuple[Task, str]]],
+    options: ScoringOptions,
+    names: Sequence[str],
+    cache: VerdictCache,
+) -> Baselines:
+    """Each floor of ``names`` on the tasks named by ``keys``: read from the cache, else played on
+    ``chosen()`` (asked for only then: finding a task may mean reading its file again)."""
+
+    def play(name: str) -> list[RunScore]:
         return play_baselines(
-            chosen, options.protocol, names=(name,), justify_refusal=options.justify_refusal
+            chosen(), options.protocol, names=(name,), justify_refusal=options.justify_refusal
         ).scores[name]
 
     try:

@@ -191,15 +191,11 @@ def source_tasks(
     folders = {folder.as_posix(): folder for folder in run_folders}
     by_folder: dict[str, list[str]] = {}
     out: dict[tuple[str, str], tuple[Task, str]] = {}
-    digests: dict[int, str] = {}
     problems: list[str] = []
     unknown: dict[str, None] = {}
     for score in scores:
         if score.task is not None:
-            digest = digests.get(id(score.task)) or digests.setdefault(
-                id(score.task), task_digest(score.task)
-            )
-            out.setdefault((score.task_id, digest), (score.task, score.task_id))
+            out.setdefault((score.task_id, task_digest(score.task)), (score.task, score.task_id))
         elif score.source in folders:
             by_folder.setdefault(score.source, []).append(score.task_id)
         else:

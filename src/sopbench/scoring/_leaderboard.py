@@ -242,14 +242,9 @@ def _row(key: RowKey, scores: list[RunScore]) -> LeaderboardRow:
 
 def _per_task(scores: Sequence[RunScore]) -> dict[str, tuple[int, int]]:
     """(passed, runs) per task, a task named by its id and digest: rows pair over the same tasks."""
-    digests: dict[int, str] = {}
     out: dict[str, list[int]] = {}
     for score in scores:
-        if score.stored_digest or score.task is None:
-            digest = score.stored_digest
-        else:
-            digest = digests.get(id(score.task)) or digests.setdefault(id(score.task), score.task_digest)
-        counts = out.setdefault(f"{score.task_key}#{digest}", [0, 0])
+        counts = out.setdefault(f"{score.task_key}#{score.task_digest}", [0, 0])
         counts[0] += score.passed
         counts[1] += 1
     return {task: (p, n) for task, (p, n) in out.items()}
