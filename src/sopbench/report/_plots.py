@@ -22,7 +22,10 @@ import matplotlib
 matplotlib.use("Agg")  # no display: figures are only ever written to text
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.layout_engine import TightLayoutEngine  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 __all__ = [
     "FAINT",
@@ -106,12 +109,47 @@ class Point:
     baseline: bool = False
 
 
+_SVG_DPI = FigureCanvasSVG.fixed_dpi  # an SVG is drawn in points, whatever the figure's dpi
+
+
+def _tight_layout(figure: Figure, *, w_pad: float) -> None:
+    """``figure.tight_layout(w_pad=w_pad)``, but a figure without a layout engine is left without one:
+    tight_layout leaves a placeholder engine that lays nothing out yet makes savefig draw the whole
+    figure once more before measuring it (``_svg``)."""
+    if figure.get_layout_engine() is None:
+        # rect None, as tight_layout passes it (one layout pass; the stub admits only a tuple)
+        TightLayoutEngine(w_pad=w_pad, rect=None).execute(figure)  # type: ignore[arg-type]
+    else:
+        figure.tight_layout(w_pad=w_pad)
+
+
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    metadata = {"Date": None, "Creator": None}
+    if figure.get_layout_engine() is None:
+        figure.savefig(buffer, format="svg", metadata=metadata, bbox_inches=_tight_box(figure), dpi=_SVG_DPI)
+    else:  # an engine lays the figure out as it is drawn: only savefig's own drawing measures that
+        figure.savefig(buffer, format="svg", metadata=metadata, bbox_inches="tight")
     plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML declaration and doctype: the SVG goes inline
+
+
+def _tight_box(figure: Figure) -> Bbox:
+    """The box ``savefig(bbox_inches="tight")`` crops to, without the drawing it does first to measure
+    (its output thrown away, then the figure drawn again): every extent is computed when asked for
+    (ticks, title positions, legend layout, autoscaled limits), so the box is the very same and the
+    figure is drawn once. Measured as savefig measures it, by an SVG renderer with the figure at the
+    SVG's dpi; savefig is then given that dpi, so the crop is scaled by exactly 1, as it was."""
+    dpi = figure.dpi
+    figure.dpi = _SVG_DPI
+    try:
+        width, height = figure.get_size_inches()
+        box = figure.get_tightbbox(RendererSVG(width * _SVG_DPI, height * _SVG_DPI, io.StringIO()))
+    finally:
+        figure.dpi = dpi
+    pad = matplotlib.rcParams["savefig.pad_inches"]
+    return box.padded(pad, pad)
 
 
 def _errors(bars: Sequence[RateBar]) -> list[list[float]]:
@@ -159,7 +197,7 @@ def domain_rates_svg(series: Sequence[Series], columns: Mapping[str, Sequence[Ra
             ax.set_xlabel("pass %")
         for index, ax in enumerate(axes[0]):
             _label_rows(ax, series, labelled=index == 0)
-        figure.tight_layout(w_pad=0.6)
+        _tight_layout(figure, w_pad=0.6)
         return _svg(figure)
 
 
@@ -243,7 +281,7 @@ def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Seq
                 )
         for index, ax in enumerate(axes[0]):
             _label_rows(ax, series, labelled=index == 0)
-        figure.tight_layout(w_pad=0.6)
+        _tight_layout(figure, w_pad=0.6)
         return _svg(figure)
 
 
