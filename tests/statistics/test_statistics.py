@@ -117,10 +117,11 @@ def test_the_bootstrap_draws_the_same_resamples_with_numpy_as_without(tasks, see
     diffs, sizes = [d for d, _ in tasks], [s for _, s in tasks]
     expected = _paired._resampled_here(diffs, sizes, resamples, random.Random(seed))
     assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+    assert _paired._resampled_with_numpy(diffs, sizes, resamples, random.Random(seed)) == expected
     at_once = _paired._DRAWS_AT_ONCE
     _paired._DRAWS_AT_ONCE = 7  # drawn a few resamples at a time, the stream goes on unbroken
     try:
-        assert _paired._resampled(diffs, sizes, resamples, seed) == expected
+        assert _paired._resampled_with_numpy(diffs, sizes, resamples, random.Random(seed)) == expected
     finally:
         _paired._DRAWS_AT_ONCE = at_once
 

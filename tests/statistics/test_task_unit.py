@@ -19,9 +19,11 @@ from sopbench.statistics import (
     compare_outcomes,
     effective_tasks,
     mcnemar_exact,
+    paired_bootstrap_difference,
     sign_test_over_tasks,
     summarize_outcomes,
     task_interval,
+    task_order,
     wilson_interval,
 )
 
@@ -132,3 +134,53 @@ def test_tasks_with_the_same_id_and_other_content_are_never_paired():
     assert result.overall.paired_tasks == 1
     assert result.different_tasks == ("bank/g[1]",)
     assert result.as_dict()["different_tasks"] == {"count": 1, "tasks": ["bank/g[1]"]}
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["bank", "dmv"]),
+            st.integers(0, 12),
+            st.integers(0, 2),
+            st.booleans(),
+            st.booleans(),
+        ),
+        max_size=60,
+    ),
+    st.sets(st.integers(0, 12), max_size=3),
+    st.integers(1, 40),
+)
+def test_paired_figures_are_those_of_each_tasks_runs_grouped(runs, unpaired, resamples):
+    """compare_outcomes counts each task's runs in one pass: its figures are exactly those of the
+    (A passed, B passed) pairs grouped by task, as the public functions over such groups give them."""
+    a, b = {}, {}
+    for domain, task, run, a_passed, b_passed in runs:
+        task_id = f"{domain}/goal[{task}]"
+        a[task_id, run] = Outcome(
+            REFERENCE, domain, "goal", task_id, run, a_passed, True, () if a_passed else ("database",)
+        )
+        if task not in unpaired:
+            b[task_id, run] = Outcome(NO_VERIFY, domain, "goal", task_id, run, b_passed, True)
+    result = compare_outcomes(list(a.values()), list(b.values()), seed=5, resamples=resamples)
+    every = sorted(
+        (key for key in a if key in b), key=lambda key: (a[key].domain, task_order(key[0]), key[1])
+    )
+    for domain, rates in [(None, result.overall), *result.domains.items()]:
+        keys = [key for key in every if domain is None or a[key].domain == domain]
+        by_task: dict[str, list[tuple[bool, bool]]] = {}
+        for key in keys:
+            by_task.setdefault(key[0], []).append((a[key].passed, b[key].passed))
+        assert rates.paired_tasks == len(by_task) and rates.paired_runs == len(keys)
+        for side, rate in ((0, rates.a), (1, rates.b)):
+            expected = RateInterval.of_tasks(
+                [(sum(p[side] for p in pairs), len(pairs)) for pairs in by_task.values()]
+            )
+            assert (rate, rate.per_task, rate.ci95) == (expected, expected.per_task, expected.ci95)
+        assert rates.difference_ci95 == paired_bootstrap_difference(by_task, seed=5, resamples=resamples)
+        assert rates.sign_test == sign_test_over_tasks(by_task)
+        assert [(f.task_id, f.run) for f in rates.a_only_passed] == [
+            k for k in keys if a[k].passed and not b[k].passed
+        ]
+        assert [(f.task_id, f.run) for f in rates.b_only_passed] == [
+            k for k in keys if b[k].passed and not a[k].passed
+        ]

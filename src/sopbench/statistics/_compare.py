@@ -13,7 +13,7 @@ from typing import Any
 
 from ._intervals import RateInterval
 from ._outcome import Outcome
-from ._paired import DEFAULT_RESAMPLES, SignTest, paired_bootstrap_difference, sign_test_over_tasks
+from ._paired import DEFAULT_RESAMPLES, SignTest, difference_interval, sign_test_of_differences
 
 __all__ = ["Flip", "PairedComparison", "compare_outcomes"]
 
@@ -147,11 +147,19 @@ def compare_outcomes(
     index_a = {key: o for key, o in index_a.items() if key[0] not in different}
     index_b = {key: o for key, o in index_b.items() if key[0] not in different}
     pairs = [(o, index_b[key]) for key, o in index_a.items() if key in index_b]
-    pairs.sort(key=lambda p: (p[0].domain, task_order(p[0].task_id), p[0].run))
-    unpaired_a = tuple(f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=_key_order))
-    unpaired_b = tuple(f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=_key_order))
-    domains = sorted({x.domain for x, _ in pairs})
-    per_domain = {d: _rates([p for p in pairs if p[0].domain == d], seed, resamples) for d in domains}
+    # Each task id parsed once, not once per run (the report pairs each row with each floor)
+    orders = {task_id: task_order(task_id) for task_id, _ in (*index_a, *index_b)}
+    pairs.sort(key=lambda p: (p[0].domain, orders[p[0].task_id], p[0].run))
+    unpaired_a = tuple(
+        f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=lambda k: (orders[k[0]], k[1]))
+    )
+    unpaired_b = tuple(
+        f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=lambda k: (orders[k[0]], k[1]))
+    )
+    of_domain: dict[str, list[tuple[Outcome, Outcome]]] = {}
+    for pair in pairs:  # each domain's pairs in the order of all of them
+        of_domain.setdefault(pair[0].domain, []).append(pair)
+    per_domain = {d: _rates(of_domain[d], seed, resamples) for d in sorted(of_domain)}
     return PairedComparison(
         _rates(pairs, seed, resamples),
         per_domain,
@@ -168,25 +176,36 @@ def task_order(task_id: str) -> tuple[str, int, str]:
     return (name, int(position), "") if position.isdigit() else (name, -1, task_id)
 
 
-def _key_order(key: tuple[str, int]) -> tuple[tuple[str, int, str], int]:
-    return task_order(key[0]), key[1]
-
-
 def _flip(x: Outcome, y: Outcome) -> Flip:
     return Flip(x.domain, x.task_id, x.run, x.first_failing_judgement, y.first_failing_judgement)
 
 
 def _rates(pairs: Sequence[tuple[Outcome, Outcome]], seed: int, resamples: int) -> PairedRates:
-    by_task: dict[str, list[tuple[bool, bool]]] = {}
+    # One pass: each task's [A passed, B passed, runs], in the order of its first pair, and the flips
+    counts: dict[str, list[int]] = {}
+    a_only: list[Flip] = []
+    b_only: list[Flip] = []
     for x, y in pairs:
-        by_task.setdefault(x.task_id, []).append((x.passed, y.passed))
+        task = counts.get(x.task_id)
+        if task is None:
+            task = counts[x.task_id] = [0, 0, 0]
+        task[0] += x.passed
+        task[1] += y.passed
+        task[2] += 1
+        if x.passed and not y.passed:
+            a_only.append(_flip(x, y))
+        elif y.passed and not x.passed:
+            b_only.append(_flip(x, y))
+    tasks = list(counts.values())
+    differences = [a - b for a, b, _ in tasks]
+    runs = [n for _, _, n in tasks]
     return PairedRates(
-        paired_tasks=len(by_task),
+        paired_tasks=len(tasks),
         paired_runs=len(pairs),
-        a=RateInterval.of_tasks([(sum(a for a, _ in p), len(p)) for p in by_task.values()]),
-        b=RateInterval.of_tasks([(sum(b for _, b in p), len(p)) for p in by_task.values()]),
-        difference_ci95=paired_bootstrap_difference(by_task, seed=seed, resamples=resamples),
-        a_only_passed=tuple(_flip(x, y) for x, y in pairs if x.passed and not y.passed),
-        b_only_passed=tuple(_flip(x, y) for x, y in pairs if y.passed and not x.passed),
-        sign_test=sign_test_over_tasks(by_task),
+        a=RateInterval.of_tasks([(a, n) for a, _, n in tasks]),
+        b=RateInterval.of_tasks([(b, n) for _, b, n in tasks]),
+        difference_ci95=difference_interval(differences, runs, seed=seed, resamples=resamples),
+        a_only_passed=tuple(a_only),
+        b_only_passed=tuple(b_only),
+        sign_test=sign_test_of_differences(differences),
     )
