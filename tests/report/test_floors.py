@@ -133,3 +133,26 @@ def test_a_trajectory_file_of_unknown_tasks_is_named_in_one_line_and_nothing_is_
     lines = [line for line in result.stderr.splitlines() if "no_such_goal" in line]
     assert lines and all(len(line) < 400 for line in lines)
     assert "gpt-4o" not in out.read_text()  # no row for runs that could not be scored
+
+
+def test_a_report_run_in_process_gives_the_collector_back_as_it_was(played, tmp_path, monkeypatch):
+    """The verb leaves the scored runs out of the cyclic collector while it lays the report out
+    (gc.freeze); a caller in process (here the test) finds nothing frozen afterwards."""
+    import gc
+
+    import sopbench.report
+
+    frozen_while_built = []
+    build = sopbench.report.build_html_report
+
+    def spy(*args, **kwargs):
+        frozen_while_built.append(gc.get_freeze_count())
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(sopbench.report, "build_html_report", spy)
+    folder, _tasks, _printed = played
+    assert gc.get_freeze_count() == 0
+    result = invoke("report", folder, "-o", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    assert frozen_while_built and frozen_while_built[0] > 0
+    assert gc.get_freeze_count() == 0

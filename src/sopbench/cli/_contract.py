@@ -161,6 +161,11 @@ def process_ends_after_verb() -> None:
     _process_ends_after_verb = True
 
 
+def verb_ends_the_process() -> bool:
+    """Whether the console script runs the verb (the process ends with it), not a caller in process."""
+    return _process_ends_after_verb
+
+
 def _ignore_further_interrupts() -> None:
     """The verb is stopping (a signal a runner handled itself, say): it only reports and exits now."""
     if threading.current_thread() is threading.main_thread():
