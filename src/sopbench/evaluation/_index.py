@@ -211,6 +211,22 @@ class CallIndex:
         return self._by_name.get(name, []) if odd is None else odd
 
     def first_success(self, name: str, expected: Mapping[str, Any], after: int, before: int) -> int | None:
+        # The usual questions (a helper of one user or one id, or of none), ``_lookup`` written out:
+        # a guard's refusal asks several for each constraint of its rule.
+        keys: tuple[str, ...] = ()
+        values: tuple[Any, ...] = ()
+        if len(expected) == 1:
+            ((key, value),) = expected.items()
+            keys, values = (key,), (value,)
+        if len(keys) == len(expected) and (not values or type(values[0]) in _ATOMS):
+            bucket = self._buckets.get((name, keys)) or self._bucket(name, keys)
+            if not bucket.odd:
+                entry = bucket.entries.get(values)
+                if entry is None:
+                    return None
+                succeeded = entry.succeeded
+                at = bisect_left(succeeded, after)
+                return succeeded[at] if at < len(succeeded) and succeeded[at] < before else None
         found = self._lookup(name, expected)
         entry, odd = (None, None) if found is None else found
         best: int | None = None
