@@ -206,17 +206,32 @@ class _Listing:
     """Some parts of a rule, listed as unverified from their templates (over a rule's ``variables``):
     ``shown``, the positions of the values their text shows; ``text``, the whole listing's.
 
+    The parts' helpers are bound once per listing: parts that suggest the same helper with the same
+    values (``get_account_balance(username=...)`` verifies several) share one ``HelperCall``, and
+    helpers bound to the same values one argument tuple.
+
     A listing is a function of the values it shows alone, and a conversation refuses the same parts
     for the same user again and again (an agent retries; other actions share the parts): the
     listings of values of plain types are kept (a few hundred per listing), so that a refusal
     repeated builds neither its texts nor its ``Unmet`` again."""
 
-    __slots__ = ("parts", "shown", "text", "_made")
+    __slots__ = ("shown", "text", "_bound", "_helpers", "_parts", "_made")
 
     def __init__(self, parts: tuple[_Quick, ...], shown: tuple[int, ...], text: str) -> None:
-        self.parts = parts
         self.shown = shown
         self.text = text
+        bound: dict[tuple[tuple[str, int], ...], int] = {}  # (parameter, value's position)s -> number
+        helpers: dict[tuple[str, int], int] = {}  # (name, its arguments' number) -> number
+        listed = []
+        for quick in parts:
+            numbers = []
+            for name, keys, positions in quick.suggested:
+                arguments = bound.setdefault(tuple(zip(keys, positions, strict=True)), len(bound))
+                numbers.append(helpers.setdefault((name, arguments), len(helpers)))
+            listed.append((quick.constraint, tuple(numbers)))
+        self._bound = tuple(bound)
+        self._helpers = tuple(helpers)
+        self._parts = tuple(listed)
         self._made: dict[tuple[Any, ...], tuple[tuple[Unmet, ...], str]] = {}
 
     def unmet(self, values: list[Any]) -> tuple[tuple[Unmet, ...], str]:
@@ -228,7 +243,14 @@ class _Listing:
         rendered = [""] * len(values)
         for i in self.shown:
             rendered[i] = format_value(values[i])
-        listed = tuple([Unmet(q.constraint.format(*rendered), q.helpers(values)) for q in self.parts])
+        arguments = [tuple([(p, values[i]) for p, i in pairs]) for pairs in self._bound]
+        helpers = [HelperCall(name, arguments[bound]) for name, bound in self._helpers]
+        listed = tuple(
+            [
+                Unmet(constraint.format(*rendered), tuple([helpers[h] for h in suggested]))
+                for constraint, suggested in self._parts
+            ]
+        )
         made = listed, self.text.format(*rendered)
         if key is not None:
             if len(self._made) >= _LISTINGS_KEPT:
