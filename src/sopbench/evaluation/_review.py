@@ -90,6 +90,7 @@ class _Part:
 
 
 def _plain_params(single: Single) -> bool:
+    """Whether ``single`` binds each parameter once and none to a literal (``"value ..."``)."""
     params = single.params or ()
     return len({p for p, _ in params}) == len(params) and not single.bind({})
 
@@ -114,6 +115,8 @@ def _ways(
     return tuple(ways)
 
 
+# Problem texts kept per constraint (one per user a guard's conversations refuse, the latest few
+# hundred).
 _TEXTS_KEPT = 256
 _KEYED_TYPES = frozenset({str, int, bool, type(None)})
 
@@ -138,10 +141,9 @@ def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
 class _Choice:
     """Alternatives between constraints in a reviewed rule (an Or or a Gate of singles)."""
 
-    __slots__ = ("expr", "parts")
+    __slots__ = ("parts",)
 
-    def __init__(self, expr: Expr, parts: tuple[_Part, ...]) -> None:
-        self.expr = expr
+    def __init__(self, parts: tuple[_Part, ...]) -> None:
         self.parts = parts
 
 
@@ -347,7 +349,7 @@ def _written_out(expr: Expr, verifiers: Mapping[str, Expr | None]) -> _Review | 
             options = [_part_of(option, verifiers) for option in child.children]  # type: ignore[arg-type]
             if None in options:
                 return None
-            parts.append(_Choice(child, tuple(options)))  # type: ignore[arg-type]
+            parts.append(_Choice(tuple(options)))  # type: ignore[arg-type]
         else:
             return None
     return _Review(tuple(parts))
