@@ -3,7 +3,7 @@
 A domain's guard (``Guard.for_domain``, default bank) judges calls after a history of 0, 10, 100 and
 1,000 earlier calls: the reference traces of the domain's tasks (published, or the generated set),
 played on the lenient system for real outputs and put one after another. At each length it times,
-per check, for allowed and for refused calls (a refusal includes writing its explanation):
+per check, for allowed, refused and new-user calls (a refusal includes writing its explanation):
 
 - old: ``Guard.check(call, history)``, which reads the whole history again (the baseline, measured
   in this run);
@@ -13,11 +13,15 @@ per check, for allowed and for refused calls (a refusal includes writing its exp
   allowed call measured.
 
 Allowed calls are calls of the traces the guard allows at that point; refused calls are the
-traces' non-read-only actions for a user no helper was asked about. Every decision of the session
-and of the wrapper (explanation included) is checked to equal ``Guard.check``'s. It prints p50 and
-p99 of wall time and of the thread's CPU time (which leaves out the time the process waited for a
-core: on a shared machine wall-time tails are mostly other processes), the ratio old/session at
-p50, and whether the target (p99 <= 0.1 ms at 1,000 earlier calls) holds.
+traces' non-read-only actions for a user no helper was asked about, checked again and again as in
+a conversation; new-user calls are those refused calls each for a user of its own
+(``nobody_asked_about_<n>``), so that none of the texts a guard keeps by the values they show
+applies: the cost of a first refusal. Every decision of the session and of the wrapper
+(explanation included) is checked to equal ``Guard.check``'s (for new-user calls, one in ten). It
+prints p50 and p99 of wall time and of the thread's CPU time (which leaves out the time the process
+waited for a core: on a shared machine wall-time tails are mostly other processes), the ratio
+old/session at p50, and whether the target (p99 <= 0.1 ms at 1,000 earlier calls, for allowed and
+refused calls) holds.
 
 Each cell is measured ``--rounds`` times (2,000 checks each by default; the old re-reading, which
 takes milliseconds at 1,000 calls, 200) and every figure shown is the lowest of the rounds: other
@@ -46,6 +50,7 @@ from sopbench.guard import Guard, Refused, ToolCall
 from sopbench.tasks import iter_all_tasks
 
 LENGTHS = (0, 10, 100, 1000)
+KINDS = ("allowed", "refused", "new-user")
 TARGET_MS = 0.1
 UNKNOWN_USER = "nobody_asked_about"
 
@@ -85,6 +90,16 @@ def probes(guard: Guard, stream: list[ToolCall], history: list[ToolCall]) -> dic
             if not session.check(other).allowed:
                 refused.setdefault(repr(other), other)
     return {"allowed": list(allowed.values()), "refused": list(refused.values())}
+
+
+def new_users(refused: list[ToolCall], count: int) -> list[ToolCall]:
+    """``count`` of the ``refused`` calls in turn, each for a user of its own (``nobody_asked_about_<n>``)."""
+    calls = []
+    for n in range(count):
+        call = refused[n % len(refused)]
+        arguments = {k: f"{v}_{n}" if v == UNKNOWN_USER else v for k, v in call.arguments.items()}
+        calls.append(ToolCall(call.name, arguments))
+    return calls
 
 
 def tool_for(call: ToolCall) -> Callable[..., Any]:
@@ -141,26 +156,33 @@ def recheck(guard: Guard, history: list[ToolCall], call: ToolCall) -> Any:
     return guard.check(call, history)
 
 
-def measure(guard: Guard, stream: list[ToolCall], repeat: int, old_repeat: int) -> list[dict[str, Any]]:
+def measure(
+    guard: Guard, stream: list[ToolCall], repeat: int, old_repeat: int, measured: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """The cells of the ``measured`` kinds of calls, at each length."""
     rows = []
     for length in LENGTHS:
         history = stream[:length]
         kinds = probes(guard, stream, history)
+        kinds["new-user"] = new_users(kinds["refused"], repeat) if kinds["refused"] else []
         session = guard.session(history)
         for kind, calls in kinds.items():
-            if not calls:
+            if not calls or kind not in measured:
                 continue
-            expected = [guard.check(call, history) for call in calls]  # the definition, per distinct call
+            # The definition, per distinct call (of the many new-user calls, one in ten).
+            stride = 10 if kind == "new-user" else 1
+            expected = {i: guard.check(calls[i], history) for i in range(0, len(calls), stride)}
             old = timed(functools.partial(recheck, guard, history), calls, min(repeat, old_repeat))
             new = timed(session.check, calls, repeat)
-            assert new[2] == [expected[i % len(calls)] for i in range(repeat)], (
+            checked = range(0, repeat, stride)
+            assert [new[2][i] for i in checked] == [expected[i % len(calls)] for i in checked], (
                 f"a session decided otherwise than Guard.check ({kind}, {length})"
             )
             followed = list(history)
             wrap = timed(wrapped_run(guard, followed, calls), calls, repeat)
-            if kind == "refused":  # allowed calls ran and grew the list: the refusals were all checked above
-                assert wrap[2] == [expected[i % len(calls)] for i in range(repeat)], (
-                    f"a wrapped tool decided otherwise than Guard.check ({length})"
+            if kind != "allowed":  # allowed calls ran and grew the list: the refusals were all checked above
+                assert [wrap[2][i] for i in checked] == [expected[i % len(calls)] for i in checked], (
+                    f"a wrapped tool decided otherwise than Guard.check ({kind}, {length})"
                 )
             row: dict[str, Any] = {"length": length, "kind": kind, "distinct_calls": len(calls)}
             for name, (walls, cpus, _) in (("old", old), ("session", new), ("wrap", wrap)):
@@ -209,7 +231,9 @@ def show(rows: list[dict[str, Any]], domain: str, history: int, repeat: int, old
                 f"{row['length']:>8} {row['kind']:>8} {cells[0]:>17} {cells[1]:>17} {cells[2]:>17} {ratio:>16.1f}"
             )
     print()
-    at_most = [row for row in rows if row["length"] == max(LENGTHS)]
+    # The target is for the calls of a conversation (a refusal repeated, other actions refusing the
+    # same parts for the same user); new-user calls show what a refusal costs when nothing kept applies.
+    at_most = [row for row in rows if row["length"] == max(LENGTHS) and row["kind"] != "new-user"]
     for clock in ("wall", "cpu"):
         verdicts = []
         for row in at_most:
@@ -219,6 +243,16 @@ def show(rows: list[dict[str, Any]], domain: str, history: int, repeat: int, old
         print(
             f"target p99 <= {TARGET_MS} ms at {max(LENGTHS):,} earlier calls ({clock}): "
             + "; ".join(verdicts)
+        )
+    first = [row for row in rows if row["length"] == max(LENGTHS) and row["kind"] == "new-user"]
+    for row in first:
+        print(
+            f"first refusals (new-user, not the target) at {max(LENGTHS):,} earlier calls, p50 / p99 ms: "
+            + "; ".join(
+                f"{name} {clock} {row[f'{name}_{clock}_p50_ms']:.3f} / {row[f'{name}_{clock}_p99_ms']:.3f}"
+                for name in ("session", "wrap")
+                for clock in ("wall", "cpu")
+            )
         )
 
 
@@ -251,7 +285,15 @@ def main() -> None:
             tasks_dir = default_tasks_dir()
     stream = history_stream(args.domain, tasks_dir, max(LENGTHS) + 1)
     guard = Guard.for_domain(args.domain)
-    rows = quietest([measure(guard, stream, args.repeat, args.old_repeat) for _ in range(args.rounds)])
+    # The new-user cells are measured after the others: their thousands of users would push the
+    # refused calls' kept texts out of the guard (it keeps a few hundred per set of parts), and the
+    # refused cells are a conversation's refusals (for one user, again and again).
+    rows = []
+    for measured in (("allowed", "refused"), ("new-user",)):
+        rows += quietest(
+            [measure(guard, stream, args.repeat, args.old_repeat, measured) for _ in range(args.rounds)]
+        )
+    rows.sort(key=lambda row: (row["length"], KINDS.index(row["kind"])))
     if args.json:
         print(json.dumps({"domain": args.domain, "load_average": os.getloadavg(), "rows": rows}))
     else:

@@ -4,8 +4,8 @@
 indexed. Random histories over the real domains' SOPs (every action's default rule and published
 tasks' own rules with Or and Chain), and over random rule files (``Guard.from_rules``: And, Or,
 Chain, Gate, negations, verification processes and argument checks), with helper calls bound to
-matching, mismatching and odd values (1, 1.0 and True; NaN; lists; tuples): the two agree on every
-decision, explanation included, and so do wrapped tools.
+matching, mismatching and odd values (1, 1.0 and True; 0.0 and -0.0; NaN; lists; tuples): the two
+agree on every decision, explanation included, and so do wrapped tools.
 """
 
 from __future__ import annotations
@@ -21,12 +21,21 @@ from hypothesis import strategies as st
 
 from sopbench.constraints import And, Chain, Gate, Or, Rule, Single, Sop, singles
 from sopbench.domains import PUBLISHED_DOMAINS
-from sopbench.guard import Guard, GuardSession, Refused, ToolCall, execute_tool_calls
+from sopbench.evaluation import CallIndex, next_call_review, procedure_problem
+from sopbench.guard import (
+    Guard,
+    GuardSession,
+    ObservedFacts,
+    Refused,
+    ToolCall,
+    execute_tool_calls,
+    observed_truth,
+)
 from sopbench.tasks import iter_all_tasks
 
 TASKS = Path(__file__).resolve().parents[2].parent / "shared" / "sopbench" / "tasks"
 NAN = math.nan
-VALUES = ["alice", "bob", 1, 1.0, True, 0, None, NAN, ("t", 1), ["t", 1], {"k": "alice"}, "it's"]
+VALUES = ["alice", "bob", 1, 1.0, True, 0, 0.0, -0.0, None, NAN, ("t", 1), ["t", 1], {"k": "alice"}, "it's"]
 OUTPUTS = [
     True,
     False,
@@ -159,6 +168,31 @@ def test_a_session_decides_as_a_full_reading_of_the_history_at_every_step(case):
         session.record(call)
     assert session.history == tuple(calls) and len(session) == len(calls)
     assert guard.session(calls).check(calls[-1]) == guard.check(calls[-1], calls)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(guard_and_calls())
+def test_the_review_of_a_next_call_finds_what_the_walk_of_the_trace_finds(case):
+    """``next_call_review`` writes the walk out once per rule of the usual shapes: at every step its
+    problem, and what each part of the rule answers on its own, are what the walk of the whole trace
+    (``procedure_problem``, over the same calls and a rule of that part alone) finds."""
+    guard, calls = case
+    sop = guard.sop
+    read: list[ToolCall] = []
+    index = CallIndex(answer=observed_truth)
+    for position, call in enumerate(calls):
+        attempted = guard.attempted(call)
+        trace = [*read, attempted]
+        oracle = ObservedFacts(read, guard.goal or "")
+        problem, alone = next_call_review(index, attempted, sop, ObservedFacts(index, guard.goal or ""))
+        assert problem == procedure_problem(trace, len(read), sop, oracle), position
+        rule = sop.rule(call.name)
+        for part in dict.fromkeys(singles(rule.expr if rule else None)):
+            on_its_own = Sop({call.name: Rule(call.name, part)}, sop.verifiers, sop.unoffered)
+            assert alone(part) == (procedure_problem(trace, len(read), on_its_own, oracle) is None), part
+        for done in guard.expand(call):
+            read.append(done)
+            index.append(done)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -328,3 +362,21 @@ def test_a_refusal_names_odd_names_and_values_as_the_full_reading_does():
     assert decision.explanation.endswith(
         """Unverified: "named {x}(user='{}')" (verify with ch{e}ck(p{='{}'))."""
     )
+
+
+def test_refusals_kept_by_their_values_tell_equal_values_of_other_types_apart():
+    """Refusals are kept by the values they show (a retry costs no new text): 1, 1.0 and True, or
+    0.0 and -0.0, are equal but written apart, and NaN equals nothing; each refusal still reads
+    as the walk of the whole trace writes it, values of the call's own type included."""
+    verifiers = {"known": Or([Single.of("lookup", {"who": "user"}), Single.of("scan", {})])}
+    guard = Guard.from_rules([Rule("pay", And([Single.of("known", {"user": "user"})]), ("user",))], verifiers)
+    session = guard.session()
+    for _ in range(2):
+        for value in [1, 1.0, True, 0.0, -0.0, 0, False, NAN, "1", None]:
+            call = ToolCall("pay", {"user": value})
+            decision = session.check(call)
+            expected = guard.check(call, [])
+            assert decision == expected and decision.explanation == expected.explanation
+            assert procedure_problem([call], 0, guard.sop, ObservedFacts([], "")) in decision.explanation
+            shown = decision.unmet[0].helpers[0].args[0][1]
+            assert type(shown) is type(value) and repr(shown) == repr(value)

@@ -25,7 +25,8 @@ from ._model import (
     UnverifiedConstraint,
     Verdict,
 )
-from ._procedure import judge_procedure, next_call_problem, next_call_review, procedure_problem
+from ._procedure import judge_procedure, procedure_problem
+from ._review import next_call_problem, next_call_review
 
 __all__ = [
     "PASSED",

@@ -117,6 +117,10 @@ class _Entry:
         self.answers: list[bool] = []
 
 
+# What ``CallIndex._usual_entry`` answers for a question it leaves to ``_lookup``.
+_UNUSUAL = _Entry()
+
+
 class _Bucket:
     """The calls of one name indexed by the values of one set of parameters."""
 
@@ -207,10 +211,36 @@ class CallIndex:
         bucket = self._buckets.get((name, keys)) or self._bucket(name, keys)
         return bucket.entries.get(values), bucket.odd
 
+    def _usual_entry(self, name: str, expected: Mapping[str, Any]) -> _Entry | None:
+        """``_lookup`` of the usual questions, written out (a guard's refusal asks several for each
+        constraint of its rule): the entry of a helper asked with one value of an atom type (one
+        user, one id) or with none, when no call of it had an odd value there (None: no call with
+        that value); ``_UNUSUAL`` for any other question (``_lookup`` answers it)."""
+        keys: tuple[str, ...] = ()
+        values: tuple[Any, ...] = ()
+        if expected:
+            if len(expected) > 1:
+                return _UNUSUAL
+            ((key, value),) = expected.items()
+            if type(value) not in _ATOMS:
+                return _UNUSUAL
+            keys, values = (key,), (value,)
+        bucket = self._buckets.get((name, keys)) or self._bucket(name, keys)
+        if bucket.odd:
+            return _UNUSUAL
+        return bucket.entries.get(values)
+
     def _compared(self, name: str, odd: list[int] | None) -> list[int]:
         return self._by_name.get(name, []) if odd is None else odd
 
     def first_success(self, name: str, expected: Mapping[str, Any], after: int, before: int) -> int | None:
+        entry = self._usual_entry(name, expected)
+        if entry is not _UNUSUAL:
+            if entry is None:
+                return None
+            succeeded = entry.succeeded
+            at = bisect_left(succeeded, after)
+            return succeeded[at] if at < len(succeeded) and succeeded[at] < before else None
         found = self._lookup(name, expected)
         entry, odd = (None, None) if found is None else found
         best: int | None = None
@@ -247,6 +277,12 @@ class CallIndex:
     def latest_answer(self, name: str, expected: Mapping[str, Any], before: int) -> bool | None:
         if self._answer is None:
             return None
+        entry = self._usual_entry(name, expected)
+        if entry is not _UNUSUAL:
+            if entry is None:
+                return None
+            at = bisect_left(entry.answered, before) - 1
+            return entry.answers[at] if at >= 0 else None
         found = self._lookup(name, expected)
         entry, odd = (None, None) if found is None else found
         best, answer = -1, None

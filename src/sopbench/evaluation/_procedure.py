@@ -11,7 +11,7 @@ Semantics, for every call of an action that has a rule:
 - calls of read-only actions other than the goal never fail the trace: their unmet rules are notes.
 
 The calls before a call are read through a ``CallLookup``: a scan of the trace (``judge_procedure``)
-or an index kept call by call (``next_call_review``, for a runtime guard).
+or an index kept call by call (``next_call_review``, for a runtime guard, in ``_review``).
 """
 
 from __future__ import annotations
@@ -64,29 +64,6 @@ def procedure_problem(calls: Sequence[ToolCall], position: int, sop: Sop, oracle
         _PrefixVerifier(CallScan(calls), position, sop, oracle, call.arguments), sop, call
     )
     return None if found is None else found[0]
-
-
-def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle) -> str | None:
-    """``procedure_problem`` for ``call`` made after every call of ``calls`` (a ``CallIndex``, so
-    that its cost does not grow with the calls before it); ``oracle`` is asked about step
-    ``len(calls)``."""
-    return next_call_review(calls, call, sop, oracle)[0]
-
-
-def next_call_review(
-    calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle
-) -> tuple[str | None, Callable[[Expr], bool]]:
-    """``next_call_problem``, and whether a part of the call's rule is verified on its own (as the
-    rule ``part`` would be): the parts the judgement already weighed alone are not walked again."""
-    checker = _PrefixVerifier(calls, len(calls), sop, oracle, call.arguments)
-    found = _procedure_check(checker, sop, call)
-
-    def alone(part: Expr) -> bool:
-        if id(part) in checker.alone:
-            return checker.alone[id(part)] is not None
-        return checker.earliest(part, call.arguments, 0, in_process=False) is not None
-
-    return (None if found is None else found[0]), alone
 
 
 def _procedure_check(
@@ -205,17 +182,7 @@ class _PrefixVerifier:
             verified = [f for f in found if f is not None]
             if verified:
                 return min(verified)
-            self._fail(
-                lambda: (
-                    "no alternative that holds was verified; verify one of: "
-                    + "; ".join(
-                        f'"{_describe(c, bindings)}" (call {self._helper_text(c, bindings)})'
-                        for c in true_children
-                    )
-                ),
-                expr,
-                depth,
-            )
+            self._fail(functools.partial(_none_verified, self.sop, true_children, bindings), expr, depth)
             return None
         # No branch holds: the service must not run, and finding that out means checking each branch.
         each = [
@@ -239,9 +206,6 @@ class _PrefixVerifier:
         if self.problem is None:  # _fail, written out: a refusal comes here for each constraint
             self.problem, self.failing = functools.partial(_none_made, expr, bindings), (expr, depth)
         return None
-
-    def _helper_text(self, expr: Expr, bindings: Mapping[str, Any]) -> str:
-        return " and ".join(str(h) for h in self.sop.suggested_helpers(expr, bindings)) or "nothing"
 
     def _quiet(
         self, expr: Expr, bindings: Mapping[str, Any], after: int, in_process: bool, depth: int
@@ -335,6 +299,16 @@ def _not_called(
     if failed is not None:
         return f'"{shown}" was called at step {step_label(calls, failed)} but did not succeed, so it verifies nothing'
     return f'"{shown}" was never called successfully before it'
+
+
+def _none_verified(sop: Sop, true_children: list[Expr], bindings: Mapping[str, Any]) -> str:
+    return "no alternative that holds was verified; verify one of: " + "; ".join(
+        f'"{_describe(c, bindings)}" (call {_helper_text(sop, c, bindings)})' for c in true_children
+    )
+
+
+def _helper_text(sop: Sop, expr: Expr, bindings: Mapping[str, Any]) -> str:
+    return " and ".join(str(h) for h in sop.suggested_helpers(expr, bindings)) or "nothing"
 
 
 def _none_made(expr: Expr, bindings: Mapping[str, Any]) -> str:

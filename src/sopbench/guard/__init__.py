@@ -19,7 +19,8 @@ as after none.
 
 from sopbench.evaluation import ToolCall
 
-from ._decision import Decision, ObservedFacts, Refused, Unmet, observed_truth
+from ._decision import Decision, ObservedFacts, Refused, observed_truth
+from ._explain import Unmet
 from ._file import read_sop_file, sop_from_json
 from ._guard import Guard
 from ._session import GuardSession

@@ -21,7 +21,8 @@ from sopbench.constraints import Expr, Rule, Sop, singles
 from sopbench.evaluation import CallScan, ToolCall
 from sopbench.tasks import Task
 
-from ._decision import Decision, Explainer, checked_call, decide, observed_truth
+from ._decision import Decision, checked_call, decide, observed_truth
+from ._explain import Explainer
 from ._file import read_sop_file
 from ._session import GuardSession
 from ._wrap import History, guard_tool

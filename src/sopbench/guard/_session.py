@@ -15,7 +15,8 @@ from sopbench.constraints import Sop
 from sopbench.domains import succeeded
 from sopbench.evaluation import CallIndex, ToolCall
 
-from ._decision import Decision, Explainer, checked_call, decide, observed_truth
+from ._decision import Decision, checked_call, decide, observed_truth
+from ._explain import Explainer
 
 
 class Judge(Protocol):
