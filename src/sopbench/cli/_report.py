@@ -140,16 +140,24 @@ def report(
                 on_warning=lambda text: err_console().print(text, markup=False),
                 cache=options.cache,
             )
-        if built.episodes == 0:
-            no_episode(sources, target if target is not None else folder)
-            return
-        if target is None:
-            assert folder is not None  # _targets gives one of the two
-            _write_site(job, folder, built)
-            return
-        job.finish(f"{built.episodes} runs reported in {target}")
-        job.write_text(target, built.html)
-        err_console().print(f"wrote {target} ({len(built.html.encode()) // 1024} KiB)", markup=False)
+        _write_report(job, built, sources, target, folder)
+
+
+def _write_report(
+    job: Job, built: HtmlReport, sources: list[Path], target: OutputTarget | None, folder: Path | None
+) -> None:
+    """The page to ``target``, or the site to ``folder``; nothing but a one-line error when no
+    episode was found to report."""
+    if built.episodes == 0:
+        no_episode(sources, target if target is not None else folder)
+        return
+    if target is None:
+        assert folder is not None  # _targets gives one of the two
+        _write_site(job, folder, built)
+        return
+    job.finish(f"{built.episodes} runs reported in {target}")
+    job.write_text(target, built.html)
+    err_console().print(f"wrote {target} ({len(built.html.encode()) // 1024} KiB)", markup=False)
 
 
 @contextmanager
