@@ -26,7 +26,7 @@ from ._model import (
     Verdict,
 )
 from ._procedure import judge_procedure, procedure_problem
-from ._review import next_call_problem, next_call_review
+from ._review import next_call_problem, next_call_review, value_key
 
 __all__ = [
     "PASSED",
@@ -54,4 +54,5 @@ __all__ = [
     "next_call_review",
     "procedure_problem",
     "state_diff",
+    "value_key",
 ]

@@ -11,7 +11,7 @@ and not for the walk's dispatch. Its answers are the walk's (tests/guard compare
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop
@@ -121,21 +121,28 @@ _TEXTS_KEPT = 256
 _KEYED_TYPES = frozenset({str, int, bool, type(None)})
 
 
-def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """A key for texts written from ``args`` alone (equal keys, equal texts), or None. Text, whole
-    numbers, booleans and None are keyed by type and value (1, 1.0 and True are equal but written
-    apart); floats by their rendering (0.0 and -0.0 are equal but written apart); NaN (equal to
-    nothing) and other types (a tuple from a list, an object) are not keyed."""
+def value_key(values: Iterable[Any]) -> tuple[Any, ...] | None:
+    """A key for what is written from ``values`` alone (equal keys, equal texts), or None: how the
+    guard keeps refusal texts by the values they show. Text, whole numbers, booleans and None are
+    keyed by type and value (1, 1.0 and True are equal but written apart); floats by their rendering
+    (0.0 and -0.0 are equal but written apart); NaN (equal to nothing) and other types (a tuple from
+    a list, an object) are not keyed."""
     key: list[Any] = []
-    for name, value in args.items():
+    for value in values:
         kind = type(value)
         if kind in _KEYED_TYPES:
-            key += (name, kind, value)
+            key += (kind, value)
         elif kind is float and value == value:
-            key += (name, kind, repr(value))
+            key += (kind, repr(value))
         else:
             return None
     return tuple(key)
+
+
+def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A key for texts written from ``args`` alone: their names and ``value_key`` of their values."""
+    values = value_key(args.values())
+    return None if values is None else (tuple(args), values)
 
 
 class _Choice:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, format_value, singles
+from sopbench.evaluation import value_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +236,7 @@ class _Listing:
         self._made: dict[tuple[Any, ...], tuple[tuple[Unmet, ...], str]] = {}
 
     def unmet(self, values: list[Any]) -> tuple[tuple[Unmet, ...], str]:
-        key = _kept_key([values[i] for i in self.shown])
+        key = value_key([values[i] for i in self.shown])
         if key is not None:
             made = self._made.get(key)
             if made is not None:
@@ -261,25 +262,6 @@ class _Listing:
 
 # Listings kept per set of unverified parts of a rule.
 _LISTINGS_KEPT = 256
-_KEPT_TYPES = frozenset({str, int, bool, type(None)})
-
-
-def _kept_key(values: list[Any]) -> tuple[Any, ...] | None:
-    """A key under which a listing of ``values`` is kept (equal keys, equal listings), or None.
-    Text, whole numbers, booleans and None are keyed by type and value (1, 1.0 and True are equal
-    but written apart); floats by their rendering (0.0 and -0.0 are equal but written apart); NaN
-    (equal to nothing, so a listing naming it equals no other) and other types (a tuple from a
-    list, an object) are not kept."""
-    key: list[Any] = []
-    for value in values:
-        kind = type(value)
-        if kind in _KEPT_TYPES:
-            key += (kind, value)
-        elif kind is float and value == value:
-            key += (kind, repr(value))
-        else:
-            return None
-    return tuple(key)
 
 
 def _positions(params: tuple[tuple[str, str], ...], suggestions: tuple[_Suggestion, ...]) -> dict[str, int]:

@@ -150,12 +150,12 @@ def compare_outcomes(
     # Each task id parsed once, not once per run (the report pairs each row with each floor)
     orders = {task_id: task_order(task_id) for task_id, _ in (*index_a, *index_b)}
     pairs.sort(key=lambda p: (p[0].domain, orders[p[0].task_id], p[0].run))
-    unpaired_a = tuple(
-        f"{t} run {r}" for t, r in sorted(set(index_a) - set(index_b), key=lambda k: (orders[k[0]], k[1]))
-    )
-    unpaired_b = tuple(
-        f"{t} run {r}" for t, r in sorted(set(index_b) - set(index_a), key=lambda k: (orders[k[0]], k[1]))
-    )
+
+    def runs_in_order(keys: set[tuple[str, int]]) -> tuple[str, ...]:
+        return tuple(f"{t} run {r}" for t, r in sorted(keys, key=lambda k: (orders[k[0]], k[1])))
+
+    unpaired_a = runs_in_order(set(index_a) - set(index_b))
+    unpaired_b = runs_in_order(set(index_b) - set(index_a))
     of_domain: dict[str, list[tuple[Outcome, Outcome]]] = {}
     for pair in pairs:  # each domain's pairs in the order of all of them
         of_domain.setdefault(pair[0].domain, []).append(pair)

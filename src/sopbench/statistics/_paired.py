@@ -54,10 +54,14 @@ def paired_bootstrap_difference(
     runs are resampled together (they are not independent of each other). Seeded: the same input
     and seed give the same interval. None when there is no pair.
     """
-    tasks = [(sum(a for a, _ in p) - sum(b for _, b in p), len(p)) for p in pairs_by_task.values() if p]
-    return difference_interval(
-        [d for d, _ in tasks], [n for _, n in tasks], resamples=resamples, seed=seed, level=level
-    )
+    differences, runs = _task_counts(pairs_by_task)
+    return difference_interval(differences, runs, resamples=resamples, seed=seed, level=level)
+
+
+def _task_counts(pairs_by_task: Mapping[Any, Sequence[tuple[bool, bool]]]) -> tuple[list[int], list[int]]:
+    """Each task with pairs: its A passed - B passed over its paired runs, and how many runs."""
+    tasks = [p for p in pairs_by_task.values() if p]
+    return [sum(a for a, _ in p) - sum(b for _, b in p) for p in tasks], [len(p) for p in tasks]
 
 
 def difference_interval(
@@ -159,9 +163,7 @@ def sign_test_over_tasks(pairs_by_task: Mapping[Any, Sequence[tuple[bool, bool]]
     """The exact sign test over tasks of (A passed, B passed) pairs grouped by task: a task counts
     for A when A passed more of its paired runs than B, for B when fewer, as a tie otherwise. With
     one run per task this is McNemar's exact test (``mcnemar_exact``)."""
-    return sign_test_of_differences(
-        [sum(a for a, _ in pairs) - sum(b for _, b in pairs) for pairs in pairs_by_task.values() if pairs]
-    )
+    return sign_test_of_differences(_task_counts(pairs_by_task)[0])
 
 
 def sign_test_of_differences(differences: Sequence[int]) -> SignTest:
