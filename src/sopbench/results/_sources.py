@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sopbench._io import walk_files
+from sopbench._io import collector_paused, walk_files
 from sopbench.cache import VerdictCache
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import StoreError, read_run
@@ -205,20 +205,32 @@ def score_files(
     ``cache``, a file whose verdicts it holds is not scored again (the same scores and problems)."""
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
-        found: Iterable[RunScore]
-        if cache is not None:
-            found = cache.score_file(
-                file, protocol, scoring, runs=runs, credit_cards=credit_cards, justify_refusal=justify_refusal
-            ).scores
-        else:
-            found = score_paths(
-                [file],
-                protocol,
-                report=scoring,
-                credit_cards=credit_cards,
-                runs=runs,
-                justify_refusal=justify_refusal,
-            )
+        found: list[RunScore]
+        # A file's scores are built at once with the collector paused (its verdicts, rows and kept
+        # tasks hold no cycles and live as long as the results): left to it, the young collections
+        # would scan them as they are built, and the next full collection walked them all again
+        # (0.4 s of a report over the published set).
+        with collector_paused():
+            if cache is not None:
+                found = cache.score_file(
+                    file,
+                    protocol,
+                    scoring,
+                    runs=runs,
+                    credit_cards=credit_cards,
+                    justify_refusal=justify_refusal,
+                ).scores
+            else:
+                found = list(
+                    score_paths(
+                        [file],
+                        protocol,
+                        report=scoring,
+                        credit_cards=credit_cards,
+                        runs=runs,
+                        justify_refusal=justify_refusal,
+                    )
+                )
         for score in found:
             yield file, score
         if on_problem is not None:
