@@ -11,9 +11,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from markupsafe import escape
 from starlette.testclient import TestClient
 
@@ -459,3 +461,13 @@ def test_markup_stays_text_on_the_side_by_side_page(index, client):
     assert "script-src 'self'" in page.headers["content-security-policy"]
     hostile = client.get(compare_address('"><script>alert(1)</script>', "b", "<img src=x onerror=alert(2)>"))
     assert "<script>alert(1)" not in hostile.text and "<img src=x" not in hostile.text
+
+
+@given(st.text(), st.text(), st.text())
+def test_a_side_by_side_address_names_the_two_configurations_and_the_task(a, b, task_id):
+    # Any text a configuration or a task id holds (spaces, &, =, +, %, quotes, non-ASCII, lone
+    # surrogates aside: a URL cannot carry them) reads back as itself from the query.
+    assume(not any("\ud800" <= c <= "\udfff" for c in a + b + task_id))
+    address = urlsplit(compare_address(a, b, task_id))
+    assert address.path == "/compare"
+    assert parse_qs(address.query, keep_blank_values=True) == {"a": [a], "b": [b], "task": [task_id]}

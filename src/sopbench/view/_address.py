@@ -13,7 +13,7 @@ import hashlib
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus
 
 from sopbench.evaluation import canonical_json
 from sopbench.scoring import RunScore
@@ -99,4 +99,12 @@ def _segment(text: str) -> str:
 def compare_address(a: str, b: str, task_id: str) -> str:
     """The viewer's side-by-side page of task ``task_id`` under configurations ``a`` and ``b`` (as
     the viewer names them: ``configuration_name``); append it to the viewer's URL without its slash."""
-    return "/compare?" + urlencode({"a": a, "b": b, "task": task_id})
+    # What urlencode writes, each value encoded once: a report links every task of every pair of
+    # configurations here (tens of thousands of links over a few hundred distinct values).
+    return f"/compare?a={_query_value(a)}&b={_query_value(b)}&task={_query_value(task_id)}"
+
+
+@lru_cache(maxsize=65536)
+def _query_value(text: str) -> str:
+    """One value of a query string, percent-encoded as ``urlencode`` does (spaces as ``+``)."""
+    return quote_plus(text, safe="")
