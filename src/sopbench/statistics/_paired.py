@@ -113,7 +113,13 @@ def _resampled_with_numpy(
     _version, internal, _gauss = rng.getstate()
     state = np.random.RandomState()
     state.set_state(("MT19937", np.array(internal[:-1], dtype=np.uint32), internal[-1], 0, 0.0))
-    by_task, runs_by_task = np.asarray(diffs, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    # Gathered as bytes when they fit (a task's difference is within its runs): the gathers, not the
+    # draws, are most of the time; the sums are still taken in int64.
+    narrow = min(diffs) >= -128 and max(diffs) <= 127
+    by_task = np.asarray(diffs, dtype=np.int8 if narrow else np.int64)
+    # With as many runs for every task (one, mostly) a resample's runs are always n times that.
+    uniform = min(sizes) == max(sizes)
+    runs_by_task = np.asarray(sizes, dtype=np.int64)
     estimates: list[float] = []
     step = max(1, _DRAWS_AT_ONCE // n)  # resamples drawn at once: a few MB, whatever n
     for start in range(0, resamples, step):
@@ -123,10 +129,11 @@ def _resampled_with_numpy(
         draws = state.random_sample(count * n)
         draws *= float(n)
         picks = draws.astype(np.intp).reshape(count, n)
-        found, runs = by_task[picks].sum(axis=1), runs_by_task[picks].sum(axis=1)
+        found = by_task[picks].sum(axis=1, dtype=np.int64)
+        runs = np.float64(n * sizes[0]) if uniform else runs_by_task[picks].sum(axis=1).astype(np.float64)
         # int64 sums are exact; each converts to float64 exactly (far below 2**53), so the true
         # division is the correctly rounded quotient Python's int / int gives
-        estimates += (found.astype(np.float64) / runs.astype(np.float64)).tolist()
+        estimates += (found.astype(np.float64) / runs).tolist()
     return estimates
 
 
