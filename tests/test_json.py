@@ -70,6 +70,22 @@ def test_documents_are_bounded_at_what_orjson_writes_back(depth):
         decode_document("[" * depth + "]" * depth)
 
 
+@pytest.mark.parametrize("deepest", [0, 1, 2])
+def test_a_list_of_records_is_bounded_by_its_deepest_record(deepest):
+    # A trajectory file is a list of records, checked a few at a time: the bound is the same.
+    def records(depth_of_deepest: int) -> str:
+        nested = "[" * depth_of_deepest + "]" * depth_of_deepest
+        others = ['{"a": [1]}'] * 3
+        others.insert(deepest, '{"deep": ' + nested + "}")
+        return "[" + ", ".join(others) + "]"
+
+    assert decode_document(records(MAX_DOCUMENT_DEPTH - 2))  # list, object, then the nested lists
+    with pytest.raises(JsonBoundError, match=f"^nested deeper than {MAX_DOCUMENT_DEPTH} levels$"):
+        decode_document(records(MAX_DOCUMENT_DEPTH - 1))
+    with pytest.raises(JsonBoundError, match="holds a value that cannot be stored"):
+        check_value([1, {"big": 2**70}, 3])
+
+
 def test_toml_nested_without_end_is_refused():
     with pytest.raises(JsonBoundError, match="nested deeper than"):
         decode_toml_bounded("a = " + "[" * 100_000 + "]" * 100_000)
