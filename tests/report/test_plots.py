@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import random
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,7 +56,6 @@ def _drawn_twice_as_matplotlib_does(figure: Any) -> str:
     """The SVG as ``savefig(bbox_inches="tight")`` writes it (it draws the figure once to measure it)."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    plots.plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
@@ -90,3 +91,15 @@ def test_a_figure_is_drawn_once(monkeypatch):
 def test_a_greyed_configuration_keeps_its_label_in_the_faint_colour():
     svg = plots.domain_rates_svg(_series(4), {"bank": [RateBar(0.5)] * 4})
     assert "model-3 &lt;&amp;&gt;" in svg and FAINT in svg
+
+
+def test_drawing_a_figure_leaves_the_programs_matplotlib_as_it_was():
+    # A notebook that imports sopbench.report keeps its backend, and pyplot is not imported for it.
+    code = (
+        "import sys, matplotlib; matplotlib.use('svg'); "
+        "from sopbench.report import _plots as plots; "
+        "plots.pass_hat_k_svg([(plots.Series('a', '#123456'), {1: 0.5, 2: 0.25})]); "
+        "print(matplotlib.get_backend(), 'matplotlib.pyplot' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == ["svg", "False"]

@@ -17,15 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# Figures are made as Figure objects, never through pyplot: no backend or window is chosen (a
+# program that imports this keeps its own), nothing is left open to close, and pyplot's import
+# and figure managers are not paid for.
 import matplotlib
-
-matplotlib.use("Agg")  # no display: figures are only ever written to text
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.layout_engine import TightLayoutEngine  # noqa: E402
-from matplotlib.transforms import Bbox  # noqa: E402
+from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import TightLayoutEngine
+from matplotlib.transforms import Bbox
 
 __all__ = [
     "FAINT",
@@ -112,6 +111,12 @@ class Point:
 _SVG_DPI = FigureCanvasSVG.fixed_dpi  # an SVG is drawn in points, whatever the figure's dpi
 
 
+def _subplots(*grid: int, figsize: tuple[float, float], **options: Any) -> tuple[Figure, Any]:
+    """``pyplot.subplots`` without pyplot: a new figure of ``figsize`` inches and its axes."""
+    figure = Figure(figsize=figsize)
+    return figure, figure.subplots(*grid, **options)
+
+
 def _tight_layout(figure: Figure, *, w_pad: float) -> None:
     """``figure.tight_layout(w_pad=w_pad)``, but a figure without a layout engine is left without one:
     tight_layout leaves a placeholder engine that lays nothing out yet makes savefig draw the whole
@@ -130,7 +135,6 @@ def _svg(figure: Figure) -> str:
         figure.savefig(buffer, format="svg", metadata=metadata, bbox_inches=_tight_box(figure), dpi=_SVG_DPI)
     else:  # an engine lays the figure out as it is drawn: only savefig's own drawing measures that
         figure.savefig(buffer, format="svg", metadata=metadata, bbox_inches="tight")
-    plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML declaration and doctype: the SVG goes inline
 
@@ -173,12 +177,10 @@ def _label_rows(ax: Any, series: Sequence[Series], *, labelled: bool = True) -> 
 def domain_rates_svg(series: Sequence[Series], columns: Mapping[str, Sequence[RateBar]]) -> str:
     """One panel per column (each domain, then Overall), side by side, sharing the configurations'
     labels on the left: a bar per configuration in its colour, with its interval."""
-    with plt.rc_context(_STYLE):
+    with matplotlib.rc_context(_STYLE):
         count = max(len(columns), 1)
         height = _LINE * len(series) + 0.8
-        figure, axes = plt.subplots(
-            1, count, figsize=(1.35 * count + 2.2, height), sharey=True, squeeze=False
-        )
+        figure, axes = _subplots(1, count, figsize=(1.35 * count + 2.2, height), sharey=True, squeeze=False)
         shown = [i for i, s in enumerate(series) if not s.faint]
         for index, (title, bars) in enumerate(columns.items()):
             ax = axes[0][index]
@@ -204,13 +206,13 @@ def domain_rates_svg(series: Sequence[Series], columns: Mapping[str, Sequence[Ra
 def split_scatter_svg(points: Sequence[Point]) -> str:
     """Must-succeed pass rate against must-refuse pass rate, intervals both ways: each configuration
     in its colour, named in the legend beside the plot (the baselines as squares)."""
-    with plt.rc_context(_STYLE):
+    with matplotlib.rc_context(_STYLE):
         drawn = [
             p
             for p in points
             if not p.series.faint and p.succeed.rate is not None and p.refuse.rate is not None
         ]
-        figure, ax = plt.subplots(figsize=(4.2, 4.0))
+        figure, ax = _subplots(figsize=(4.2, 4.0))
         for point in drawn:
             x, y = 100 * (point.succeed.rate or 0.0), 100 * (point.refuse.rate or 0.0)
             ax.errorbar(
@@ -246,9 +248,9 @@ def split_scatter_svg(points: Sequence[Point]) -> str:
 def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Sequence[float | None]]]) -> str:
     """Stacked bars of percentages, one panel per breakdown: ``panels[title][part]`` gives each
     configuration's share (None: nothing to show, e.g. no failure to break down)."""
-    with plt.rc_context(_STYLE):
+    with matplotlib.rc_context(_STYLE):
         height = _LINE * len(series) + 1.5  # the legend sits under the axes
-        figure, axes = plt.subplots(
+        figure, axes = _subplots(
             1,
             max(len(panels), 1),
             figsize=(3.6 * max(len(panels), 1) + 2.2, height),
@@ -287,8 +289,8 @@ def failures_svg(series: Sequence[Series], panels: Mapping[str, Mapping[str, Seq
 
 def pass_hat_k_svg(series: Sequence[tuple[Series, Mapping[int, float]]]) -> str:
     """pass^k against k, one line per configuration in its colour, named in the legend beside it."""
-    with plt.rc_context(_STYLE):
-        figure, ax = plt.subplots(figsize=(4.2, 3.2))
+    with matplotlib.rc_context(_STYLE):
+        figure, ax = _subplots(figsize=(4.2, 3.2))
         drawn = [(s, values) for s, values in series if not s.faint and values]
         for s, values in drawn:
             ks = sorted(values)
