@@ -60,7 +60,7 @@ def test_a_second_reading_scores_nothing_and_gives_the_same_figures(trajectories
     warm = VerdictCache(tmp_path / "cache")
     assert evaluated(sources, warm) == uncached
     assert warm.stats.misses == 0 and warm.stats.hits == 2 + 2
-    assert warm.info().entries == {"verdicts": 2, "floors": 2, "figures": 0}
+    assert warm.info().entries == {"verdicts": 2, "floors": 2, "figures": 0, "comparisons": 0}
 
 
 def test_the_leaderboard_is_the_same_from_the_cache(trajectories, tmp_path):
@@ -109,6 +109,45 @@ def test_floors_on_named_task_files_are_played_once(trajectories, tmp_path, make
     again = VerdictCache(tmp_path / "cache")
     leaderboard(sources, ScoringOptions(min_cases=0, cache=again, floor_tasks=other), no_verify=True)
     assert (again.stats.misses, again.stats.hits) == (2, 2)
+
+
+def test_protocols_compared_are_read_back_and_only_a_changed_file_is_compared_again(
+    trajectories, tmp_path, make_record
+):
+    # leaderboard --compare scores each file's runs under both protocols and every quirk toggled
+    # alone: 30 verdicts a run, a minute over the published trajectories, each time it was asked.
+    bad = make_record()
+    del bad["task"]  # a record that cannot be read: a problem, kept in its place among the runs
+    (trajectories / "bank" / GPT_4O_MINI).write_text(json.dumps([make_record(), bad, make_record()]))
+    sources = Sources.of([trajectories])
+
+    def compared(cache: VerdictCache | None) -> dict:
+        made = leaderboard(sources, ScoringOptions(min_cases=0, cache=cache), compare=True)
+        assert made.comparison is not None
+        return made.comparison.as_dict()
+
+    uncached = compared(None)
+    assert uncached["runs"] == 4 and len(uncached["errors"]) == 1
+    cold = VerdictCache(tmp_path / "cache")
+    assert compared(cold) == uncached
+    assert (
+        cold.info().entries["comparisons"] == 2 and cold.stats.misses == 2 + 1 + 2
+    )  # files, floor, comparisons
+    warm = VerdictCache(tmp_path / "cache")
+    assert compared(warm) == uncached and warm.stats.misses == 0 and warm.stats.hits == 5
+    changed = trajectories / "bank" / GPT_4O
+    records = json.loads(changed.read_text())
+    records[1]["interactions"][0]["interaction"][0]["content"] = "Hello, my balance please?"
+    changed.write_text(json.dumps(records))
+    again = VerdictCache(tmp_path / "cache")
+    assert compared(again) == compared(None)
+    assert again.stats.misses == 2  # the changed file's verdicts and its comparison
+    moved = tmp_path / "moved"
+    trajectories.rename(moved)
+    sources = Sources.of([moved])
+    elsewhere = VerdictCache(tmp_path / "cache")
+    # read back where it is now; the file with a problem is read again (its problem names it)
+    assert compared(elsewhere) == compared(None) and (elsewhere.stats.hits, elsewhere.stats.misses) == (3, 2)
 
 
 def test_a_changed_file_alone_is_scored_again(trajectories, tmp_path):

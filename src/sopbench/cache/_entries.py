@@ -1,7 +1,7 @@
 """The cache's entries on disk: where they live, their checked format, and how they are written.
 
 Each entry is one file named by its key (a sha256 hex digest) under a folder of its kind
-(``verdicts/``, ``floors/``, ``figures/``), two levels deep (``ab/abcdef….json``). A file is a header line,
+(``verdicts/``, ``floors/``, ``figures/``, ``comparisons/``), two levels deep (``ab/abcdef….json``). A file is a header line,
 ``sopbench-cache 1 <length> <sha256 of the body>``, then the body (JSON): an entry whose header,
 length or checksum does not hold (a torn copy, a disk error, a hand edit) is damaged, never read,
 and written again by the next reader that computes it. Writes go to a temporary file beside the
@@ -27,7 +27,7 @@ __all__ = ["CACHE_ENV", "KINDS", "CacheInfo", "EntryStore", "cache_dir"]
 
 CACHE_ENV = "SOPBENCH_CACHE_DIR"
 # the cache's folders: what ``sopbench cache info`` counts and ``clear`` removes
-KINDS = ("verdicts", "floors", "figures")
+KINDS = ("verdicts", "floors", "figures", "comparisons")
 _MAGIC = b"sopbench-cache 1 "
 _SUFFIX = ".json"
 

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from sopbench._io import LoadError
-from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
+from sopbench.scoring import ComparedRun, Protocol, RunScore, ScoringReport, compared_runs, score_paths
 from sopbench.tasks import Task
 
 from ._entries import CacheInfo, EntryStore, cache_dir, cache_info, clear_cache
@@ -107,6 +107,7 @@ class VerdictCache:
         self._verdicts = EntryStore(self.root, "verdicts")
         self._floors = EntryStore(self.root, "floors")
         self._figures = EntryStore(self.root, "figures")
+        self._comparisons = EntryStore(self.root, "comparisons")
         self._tasks: dict[str, Task] = {}
 
     def info(self) -> CacheInfo:
@@ -181,6 +182,58 @@ class VerdictCache:
             return None
         return self._tasks.setdefault(digest, task)
 
+    # ---- protocols compared -------------------------------------------------------------------
+    def compared_file(
+        self, path: Path, cards: str | None, first_run_only: bool, quirks: Sequence[str] | None = None
+    ) -> list[ComparedRun | str]:
+        """What ``sopbench.scoring.compared_runs([path], ...)`` gives (the file's runs under both
+        protocols and each quirk toggled alone, and its problems), from the cache when the file's
+        bytes were compared so before."""
+        before = _identity(path)
+        try:
+            content = path.read_bytes() if before is not None else None
+        except OSError:
+            content = None
+
+        def compare() -> list[ComparedRun | str]:
+            return list(
+                compared_runs(
+                    [path], quirks=quirks, credit_cards=lambda _: cards, first_run_only=first_run_only
+                )
+            )
+
+        if content is None:  # unreadable: comparing says why, nothing to keep
+            return compare()
+        key = _key("compared", hashlib.sha256(content).hexdigest(), cards, first_run_only, quirks)
+        value, damaged = self._comparisons.get(key)
+        self.stats.damaged += damaged
+        if value is not None:
+            found = _compared_from_entry(value, str(path))
+            if found is not None:
+                self.stats.hits += 1
+                return found
+            self.stats.damaged += 1
+        self.stats.misses += 1
+        compared = compare()
+        if _identity(path) != before:
+            self.stats.unstable += 1
+            return compared
+        entry = {
+            "source": str(path),
+            "runs": [
+                item
+                if isinstance(item, str)
+                else [
+                    score_to_row(item.sound),
+                    score_to_row(item.compat),
+                    {q: list(f) for q, f in item.flips.items()},
+                ]
+                for item in compared
+            ],
+        }
+        self.stats.stored += self._comparisons.put(key, entry)
+        return compared
+
     # ---- the floors -----------------------------------------------------------------------------
     def floor_scores(
         self,
@@ -250,6 +303,34 @@ def _scored(
         )
     )
     return FileVerdicts(scores, [short for _text, short in errors]), errors
+
+
+def _compared_from_entry(value: Any, source: str) -> list[ComparedRun | str] | None:
+    """The entry's comparisons read for ``source``; None for an entry that does not hold what it
+    should, or whose problems name the file where it was then in a way that cannot be moved."""
+    try:
+        old = value["source"]
+        items = value["runs"]
+        texts = _moved([item for item in items if isinstance(item, str)], old, source)
+        if texts is None:
+            return None
+        moved = iter(texts)
+        found: list[ComparedRun | str] = []
+        for item in items:
+            if isinstance(item, str):
+                found.append(next(moved))
+                continue
+            sound, compat, flips = item
+            found.append(
+                ComparedRun(
+                    score_from_row(sound, source),
+                    score_from_row(compat, source),
+                    {str(q): (bool(f[0]), bool(f[1]), bool(f[2]), bool(f[3])) for q, f in flips.items()},
+                )
+            )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
+    return found
 
 
 def _merge(report: ScoringReport, part: ScoringReport) -> None:

@@ -6,18 +6,21 @@ what goes into them. ``sopbench.report`` renders the result as markdown, CSV, JS
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sopbench._io import collector_paused
+from sopbench.cache import VerdictCache
 from sopbench.runner.baselines import BASELINE_AGENTS, baseline_rows
 from sopbench.scoring import (
+    ComparedRun,
     Comparison,
     LeaderboardRow,
     RunScore,
     ScoringReport,
+    compared_runs,
     leaderboard_domains,
     leaderboard_max_runs,
 )
@@ -167,7 +170,7 @@ def leaderboard(
         comparison = None
         if compare:
             comparison = compare_protocols(
-                list(sources.files), credit_cards=options.credit_cards, progress=progress
+                list(sources.files), credit_cards=options.credit_cards, progress=progress, cache=options.cache
             )
             if on_problem is not None:
                 for problem in comparison.errors:
@@ -215,16 +218,23 @@ def compare_protocols(
     *,
     credit_cards: CardChoice | None = None,
     progress: Progress | None = None,
+    cache: VerdictCache | None = None,
 ) -> Comparison:
     """Sound against sopbench, and each quirk toggled alone (``sopbench.scoring.compare``), over the
-    first run of each record of ``files``, with a call to ``progress`` per file."""
-    if progress is None:
+    first run of each record of ``files``, with a call to ``progress`` per file. With ``cache``, a
+    file compared so before is read back."""
+    if cache is None and progress is None:
         return compare_quirks(files, credit_cards=credit_cards, first_run_only=True)
-
-    def choose_and_tell(path: Path) -> str | None:
-        # compare() asks for the card reading once per loaded file, just before scoring it: the
-        # one hook it offers to follow its progress.
-        progress(f"{path.parent.name}/{path.name}")
-        return credit_cards(path) if credit_cards is not None else None
-
-    return compare_quirks(files, credit_cards=choose_and_tell, first_run_only=True)
+    result = Comparison()
+    for file in files:
+        if progress is not None:
+            progress(f"{file.parent.name}/{file.name}")
+        compared: Iterable[ComparedRun | str]
+        if cache is not None:
+            cards = credit_cards(file) if credit_cards is not None else None
+            compared = cache.compared_file(file, cards, first_run_only=True)
+        else:
+            compared = compared_runs([file], credit_cards=credit_cards, first_run_only=True)
+        for item in compared:
+            result.add(item)
+    return result

@@ -25,7 +25,7 @@ from ._artefacts import ARTEFACTS, recording_artefacts
 from ._caches import cold_caches
 from ._calls import EpisodeCall, PublishedCrash
 from ._checks import VERDICT_KEYS, EpisodeScore
-from ._comparison import Comparison, compare
+from ._comparison import ComparedRun, Comparison, compare, compared_runs
 from ._episode import UnknownGoal, episode_calls, score_episode
 from ._judgements import procedure_calls, procedure_sop
 from ._leaderboard import (
@@ -49,6 +49,7 @@ __all__ = [
     "SOPBENCH",
     "SOUND",
     "VERDICT_KEYS",
+    "ComparedRun",
     "Comparison",
     "ConstraintState",
     "DomainSummary",
@@ -69,6 +70,7 @@ __all__ = [
     "UnknownGoal",
     "cold_caches",
     "compare",
+    "compared_runs",
     "episode_calls",
     "file_configuration",
     "goal_constraint_states",

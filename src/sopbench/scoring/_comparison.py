@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,24 @@ class Comparison:
     field_flips_on_from_sound: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
+    def add(self, compared: ComparedRun | str) -> None:
+        """Count one run compared, or one problem (its text)."""
+        if isinstance(compared, str):
+            self.errors.append(compared)
+            return
+        sound, compat = compared.sound, compared.compat
+        self.runs += 1
+        self.sound.add(sound)
+        self.compat.add(compat)
+        self.sound_by_domain.setdefault(sound.domain, DomainSummary(sound.domain)).add(sound)
+        self.compat_by_domain.setdefault(compat.domain, DomainSummary(compat.domain)).add(compat)
+        self.protocol_flips += sound.passed != compat.passed
+        for q, (off, field_off, on, field_on) in compared.flips.items():
+            self.off_from_compat[q] = self.off_from_compat.get(q, 0) + off
+            self.field_flips_off_from_compat[q] = self.field_flips_off_from_compat.get(q, 0) + field_off
+            self.on_from_sound[q] = self.on_from_sound.get(q, 0) + on
+            self.field_flips_on_from_sound[q] = self.field_flips_on_from_sound.get(q, 0) + field_on
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "runs": self.runs,
@@ -60,6 +78,17 @@ class Comparison:
         }
 
 
+@dataclass(frozen=True)
+class ComparedRun:
+    """One run scored under sound and compat, and what each quirk toggled alone flips: per quirk,
+    (``passed`` changes off from compat, any field changes off from compat, ``passed`` changes on
+    from sound, any field changes on from sound)."""
+
+    sound: RunScore
+    compat: RunScore
+    flips: Mapping[str, tuple[bool, bool, bool, bool]]
+
+
 def compare(
     paths: StrPath | Iterable[StrPath],
     *,
@@ -68,53 +97,62 @@ def compare(
     first_run_only: bool = False,
 ) -> Comparison:
     """Score every run under sound, compat, and each quirk toggled alone in both directions."""
-    names = list(quirks) if quirks is not None else list(QUIRKS)
-    variants_off = {q: SOPBENCH.with_quirks(disable=[q]) for q in names}
-    variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
     result = Comparison()
-    for _position, _path, records, fmt, cards in read_files(
-        paths, lambda error: result.errors.append(str(error)), credit_cards
-    ):
-        for record in records:
-            for run in range(1 if first_run_only else len(record.runs)):
-                _compare_run(result, record, run, fmt, cards, variants_off, variants_on)
+    for item in compared_runs(paths, quirks=quirks, credit_cards=credit_cards, first_run_only=first_run_only):
+        result.add(item)
     return result
 
 
+def compared_runs(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    quirks: Iterable[str] | None = None,
+    credit_cards: Callable[[Path], str | None] | None = None,
+    first_run_only: bool = False,
+) -> Iterator[ComparedRun | str]:
+    """What ``compare`` adds up, one file at a time and in order: each run compared, or the text of
+    a problem (a record or file that cannot be read, a run that cannot be scored)."""
+    names = list(quirks) if quirks is not None else list(QUIRKS)
+    variants_off = {q: SOPBENCH.with_quirks(disable=[q]) for q in names}
+    variants_on = {q: SOUND.with_quirks(enable=[q]) for q in names}
+    problems: list[str] = []
+    for _position, _path, records, fmt, cards in read_files(
+        paths, lambda error: problems.append(str(error)), credit_cards
+    ):
+        yield from problems
+        problems.clear()
+        for record in records:
+            for run in range(1 if first_run_only else len(record.runs)):
+                try:
+                    yield _compare_run(record, run, fmt, cards, variants_off, variants_on)
+                except ScoringError as error:
+                    yield str(error)
+    yield from problems
+
+
 def _compare_run(
-    result: Comparison,
     record: Record,
     run: int,
     fmt: str,
     cards: str | None,
     variants_off: Mapping[str, Protocol],
     variants_on: Mapping[str, Protocol],
-) -> None:
+) -> ComparedRun:
     def score(protocol: Protocol) -> RunScore:
         # The per-file card reading applies to the compat side only; the sound side reads lists.
         chosen = cards if protocol.has("credit_cards_as_shipped") else None
         return score_run(record, run, protocol, output_format=fmt, credit_cards=chosen)
 
-    try:
-        sound, compat = score(SOUND), score(SOPBENCH)
-        toggled_off = {q: score(p) for q, p in variants_off.items()}
-        toggled_on = {q: score(p) for q, p in variants_on.items()}
-    except ScoringError as error:
-        result.errors.append(str(error))
-        return
-    result.runs += 1
-    result.sound.add(sound)
-    result.compat.add(compat)
-    result.sound_by_domain.setdefault(sound.domain, DomainSummary(sound.domain)).add(sound)
-    result.compat_by_domain.setdefault(compat.domain, DomainSummary(compat.domain)).add(compat)
-    result.protocol_flips += sound.passed != compat.passed
-    for q, other in toggled_off.items():
-        result.off_from_compat[q] = result.off_from_compat.get(q, 0) + (other.passed != compat.passed)
-        result.field_flips_off_from_compat[q] = result.field_flips_off_from_compat.get(q, 0) + (
-            other.verdict != compat.verdict
+    sound, compat = score(SOUND), score(SOPBENCH)
+    off = {q: score(p) for q, p in variants_off.items()}
+    on = {q: score(p) for q, p in variants_on.items()}
+    flips = {
+        q: (
+            off[q].passed != compat.passed,
+            off[q].verdict != compat.verdict,
+            on[q].passed != sound.passed,
+            on[q].verdict != sound.verdict,
         )
-    for q, other in toggled_on.items():
-        result.on_from_sound[q] = result.on_from_sound.get(q, 0) + (other.passed != sound.passed)
-        result.field_flips_on_from_sound[q] = result.field_flips_on_from_sound.get(q, 0) + (
-            other.verdict != sound.verdict
-        )
+        for q in off
+    }
+    return ComparedRun(sound, compat, flips)
