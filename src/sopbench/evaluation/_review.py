@@ -11,12 +11,13 @@ and not for the walk's dispatch. Its answers are the walk's (tests/guard compare
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop
 
 from ._index import CallLookup
+from ._kept import KeptTexts, value_key
 from ._model import Oracle, ToolCall
 from ._procedure import (
     _NO_PROCESS,
@@ -82,11 +83,11 @@ class _Part:
         self.kind = kind
         self.process = process
         self.ways: tuple[tuple[str, tuple[str, str] | None], ...] | None = None
-        self.texts: dict[tuple[Any, ...], str] | None = None
+        self.texts: KeptTexts[str] | None = None
         if kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
             self.ways = _ways(single, process.children)  # type: ignore[arg-type]
             if self.ways is not None:
-                self.texts = {}
+                self.texts = KeptTexts(_TEXTS_KEPT)
 
 
 def _plain_params(single: Single) -> bool:
@@ -118,25 +119,6 @@ def _ways(
 # Problem texts kept per constraint (one per user a guard's conversations refuse, the latest few
 # hundred).
 _TEXTS_KEPT = 256
-_KEYED_TYPES = frozenset({str, int, bool, type(None)})
-
-
-def value_key(values: Iterable[Any]) -> tuple[Any, ...] | None:
-    """A key for what is written from ``values`` alone (equal keys, equal texts), or None: how the
-    guard keeps refusal texts by the values they show. Text, whole numbers, booleans and None are
-    keyed by type and value (1, 1.0 and True are equal but written apart); floats by their rendering
-    (0.0 and -0.0 are equal but written apart); NaN (equal to nothing) and other types (a tuple from
-    a list, an object) are not keyed."""
-    key: list[Any] = []
-    for value in values:
-        kind = type(value)
-        if kind in _KEYED_TYPES:
-            key += (kind, value)
-        elif kind is float and value == value:
-            key += (kind, repr(value))
-        else:
-            return None
-    return tuple(key)
 
 
 def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -253,11 +235,7 @@ def _no_way_text(part: _Part, arguments: Mapping[str, Any], sop: Sop) -> Text:
     if texts is None or key is None:
         return text
     known = texts.get(key)
-    if known is None:
-        if len(texts) >= _TEXTS_KEPT:
-            texts.clear()
-        known = texts[key] = text()
-    return known
+    return texts.keep(key, text()) if known is None else known
 
 
 def _process_found(
