@@ -380,3 +380,43 @@ def test_refusals_kept_by_their_values_tell_equal_values_of_other_types_apart():
             assert procedure_problem([call], 0, guard.sop, ObservedFacts([], "")) in decision.explanation
             shown = decision.unmet[0].helpers[0].args[0][1]
             assert type(shown) is type(value) and repr(shown) == repr(value)
+
+
+def test_a_first_refusal_written_from_templates_reads_as_the_walk_of_the_trace_writes_it():
+    """A constraint none of whose checks was made is written from templates made once per rule: values
+    with quotes, braces, runs of spaces or the words of a failure (then the problem names its checks)
+    read as the walk of the whole trace (``procedure_problem``) writes them, first and kept."""
+    verifiers = {
+        "known": Or([Single.of("lookup", {"who": "user"}), Single.of("scan", {})]),
+        "funded": Or([Single.of("balance", {"who": "user"}), Single.of("scan", {})]),
+    }
+    rule = Rule(
+        "pay",
+        And(
+            [Single.of("known", {"user": "user"}), Single.of("funded", {"user": "user", "amount": "amount"})]
+        ),
+        ("user", "amount"),
+    )
+    guard = Guard.from_rules([rule], verifiers)
+    values = [
+        "bob",
+        "it's {0}",
+        "a  b",
+        "x did not succeed",
+        "did  not  succeed",
+        "did not\nsucceed",
+        2.5,
+        NAN,
+        ["a  b"],
+    ]
+    session = guard.session()
+    for _ in range(2):
+        for user in values:
+            for arguments in ({"user": user, "amount": user}, {"amount": user}):
+                call = ToolCall("pay", arguments)
+                decision = session.check(call)
+                assert decision == guard.check(call, [])
+                problem = procedure_problem([call], 0, guard.sop, ObservedFacts([], ""))
+                assert decision.explanation.startswith(
+                    f"{call} was not executed: its SOP is not verified: {problem}."
+                )

@@ -11,10 +11,10 @@ and not for the walk's dispatch. Its answers are the walk's (tests/guard compare
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop
+from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop, format_value
 
 from ._index import CallLookup
 from ._kept import KeptTexts, value_key
@@ -31,6 +31,7 @@ from ._procedure import (
     _procedure_check,
     _text,
 )
+from ._template import text_template
 
 
 def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle) -> str | None:
@@ -74,9 +75,10 @@ class _Part:
     call or from none, through maps that bind each parameter once and none to a literal (the usual
     one), each helper's name and the parameter and variable it binds (None: none); ``texts``, then:
     the constraint's problem texts when no way was taken, by the values it binds (such a text
-    reads no call: it names the constraint and its helpers with those values)."""
+    reads no call: it names the constraint and its helpers with those values), and ``no_way``, how
+    such a text is written (worked out at the first: ``_UNKNOWN`` until then)."""
 
-    __slots__ = ("single", "kind", "process", "ways", "texts")
+    __slots__ = ("single", "kind", "process", "ways", "texts", "no_way")
 
     def __init__(self, single: Single, kind: int, process: Expr) -> None:
         self.single = single
@@ -88,6 +90,50 @@ class _Part:
             self.ways = _ways(single, process.children)  # type: ignore[arg-type]
             if self.ways is not None:
                 self.texts = KeptTexts(_TEXTS_KEPT)
+        self.no_way: _NoWay | None = _UNKNOWN
+
+
+class _NoWay:
+    """The problem of a constraint none of whose alternative helpers was called, as templates over
+    the renderings of the call's ``variables`` it binds (each once, in the order of its parameters):
+    ``text``, the problem (``_never_verified``) without the detail of its checks, and ``checks``, the
+    text of those checks, none of which was made (``_none_made``), whitespace not yet collapsed."""
+
+    __slots__ = ("variables", "text", "checks")
+
+    def __init__(self, variables: tuple[str, ...], text: str, checks: str) -> None:
+        self.variables = variables
+        self.text = text
+        self.checks = checks
+
+    def problem(self, arguments: Mapping[str, Any]) -> str | None:
+        """The problem for a call that binds every variable, or None when it names its checks (a
+        value holding the words of a failure: written the long way)."""
+        rendered = [format_value(arguments[variable]) for variable in self.variables]
+        # _inline collapses the runs of whitespace of the outline (a rendering may hold some); the
+        # words around it are single-spaced already.
+        checks = " ".join(self.checks.format(*rendered).split())
+        return None if "did not succeed" in checks else self.text.format(*rendered)
+
+
+_UNKNOWN: Any = object()
+
+
+def _no_way(part: _Part, sop: Sop) -> _NoWay | None:
+    """``part``'s problem templates when no way was taken (None: its texts depend on the values
+    otherwise than through their renderings, as when two helpers it suggests may be one)."""
+    single, process = part.single, part.process
+    variables = tuple(dict.fromkeys(variable for _, variable in single.params or ()))
+
+    def problem(values: Sequence[Any]) -> str:
+        arguments = dict(zip(variables, values, strict=True))
+        return _never_verified(single, arguments, process, single.bind(arguments), sop, None)
+
+    def checks(values: Sequence[Any]) -> str:
+        return _none_made(process, single.bind(dict(zip(variables, values, strict=True))))
+
+    text, checks_text = text_template(problem, len(variables)), text_template(checks, len(variables))
+    return None if text is None or checks_text is None else _NoWay(variables, text, checks_text)
 
 
 def _plain_params(single: Single) -> bool:
@@ -219,8 +265,14 @@ def _part_found(
 
 def _no_way_text(part: _Part, arguments: Mapping[str, Any], sop: Sop) -> Text:
     """The problem of a constraint none of whose alternative helpers was called (kept by the values
-    it binds when its map is plain: the text reads no call)."""
+    it binds when its map is plain: the text reads no call; a first one written from templates)."""
     args = part.single.bind(arguments)
+    texts = part.texts
+    key = None if texts is None else _text_key(args)
+    if texts is not None and key is not None:
+        known = texts.get(key)
+        if known is not None:
+            return known
     text = functools.partial(
         _never_verified,
         part.single,
@@ -230,12 +282,14 @@ def _no_way_text(part: _Part, arguments: Mapping[str, Any], sop: Sop) -> Text:
         sop,
         functools.partial(_none_made, part.process, args),
     )
-    texts = part.texts
-    key = None if texts is None else _text_key(args)
     if texts is None or key is None:
         return text
-    known = texts.get(key)
-    return texts.keep(key, text()) if known is None else known
+    if part.no_way is _UNKNOWN:
+        part.no_way = _no_way(part, sop)
+    written = None
+    if part.no_way is not None and len(args) == len(part.single.params or ()):  # every variable bound
+        written = part.no_way.problem(arguments)
+    return texts.keep(key, text() if written is None else written)
 
 
 def _process_found(
