@@ -11,14 +11,14 @@ and not for the walk's dispatch. Its answers are the walk's (tests/guard compare
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop, format_value
+from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop
 
 from ._index import CallLookup
-from ._kept import KeptTexts, value_key
 from ._model import Oracle, ToolCall
+from ._no_way import NoWayTexts
 from ._procedure import (
     _NO_PROCESS,
     Text,
@@ -31,7 +31,6 @@ from ._procedure import (
     _procedure_check,
     _text,
 )
-from ._template import text_template
 
 
 def next_call_problem(calls: CallLookup, call: ToolCall, sop: Sop, oracle: Oracle) -> str | None:
@@ -75,65 +74,20 @@ class _Part:
     call or from none, through maps that bind each parameter once and none to a literal (the usual
     one), each helper's name and the parameter and variable it binds (None: none); ``texts``, then:
     the constraint's problem texts when no way was taken, by the values it binds (such a text
-    reads no call: it names the constraint and its helpers with those values), and ``no_way``, how
-    such a text is written (worked out at the first: ``_UNKNOWN`` until then)."""
+    reads no call: it names the constraint and its helpers with those values)."""
 
-    __slots__ = ("single", "kind", "process", "ways", "texts", "no_way")
+    __slots__ = ("single", "kind", "process", "ways", "texts")
 
     def __init__(self, single: Single, kind: int, process: Expr) -> None:
         self.single = single
         self.kind = kind
         self.process = process
         self.ways: tuple[tuple[str, tuple[str, str] | None], ...] | None = None
-        self.texts: KeptTexts[str] | None = None
+        self.texts: NoWayTexts | None = None
         if kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
             self.ways = _ways(single, process.children)  # type: ignore[arg-type]
             if self.ways is not None:
-                self.texts = KeptTexts(_TEXTS_KEPT)
-        self.no_way: _NoWay | None = _UNKNOWN
-
-
-class _NoWay:
-    """The problem of a constraint none of whose alternative helpers was called, as templates over
-    the renderings of the call's ``variables`` it binds (each once, in the order of its parameters):
-    ``text``, the problem (``_never_verified``) without the detail of its checks, and ``checks``, the
-    text of those checks, none of which was made (``_none_made``), whitespace not yet collapsed."""
-
-    __slots__ = ("variables", "text", "checks")
-
-    def __init__(self, variables: tuple[str, ...], text: str, checks: str) -> None:
-        self.variables = variables
-        self.text = text
-        self.checks = checks
-
-    def problem(self, arguments: Mapping[str, Any]) -> str | None:
-        """The problem for a call that binds every variable, or None when it names its checks (a
-        value holding the words of a failure: written the long way)."""
-        rendered = [format_value(arguments[variable]) for variable in self.variables]
-        # _inline collapses the runs of whitespace of the outline (a rendering may hold some); the
-        # words around it are single-spaced already.
-        checks = " ".join(self.checks.format(*rendered).split())
-        return None if "did not succeed" in checks else self.text.format(*rendered)
-
-
-_UNKNOWN: Any = object()
-
-
-def _no_way(part: _Part, sop: Sop) -> _NoWay | None:
-    """``part``'s problem templates when no way was taken (None: its texts depend on the values
-    otherwise than through their renderings, as when two helpers it suggests may be one)."""
-    single, process = part.single, part.process
-    variables = tuple(dict.fromkeys(variable for _, variable in single.params or ()))
-
-    def problem(values: Sequence[Any]) -> str:
-        arguments = dict(zip(variables, values, strict=True))
-        return _never_verified(single, arguments, process, single.bind(arguments), sop, None)
-
-    def checks(values: Sequence[Any]) -> str:
-        return _none_made(process, single.bind(dict(zip(variables, values, strict=True))))
-
-    text, checks_text = text_template(problem, len(variables)), text_template(checks, len(variables))
-    return None if text is None or checks_text is None else _NoWay(variables, text, checks_text)
+                self.texts = NoWayTexts(single, process)
 
 
 def _plain_params(single: Single) -> bool:
@@ -160,17 +114,6 @@ def _ways(
             return None
         ways.append((helper.name, read[0] if read else None))
     return tuple(ways)
-
-
-# Problem texts kept per constraint (one per user a guard's conversations refuse, the latest few
-# hundred).
-_TEXTS_KEPT = 256
-
-
-def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """A key for texts written from ``args`` alone: their names and ``value_key`` of their values."""
-    values = value_key(args.values())
-    return None if values is None else (tuple(args), values)
 
 
 class _Choice:
@@ -247,7 +190,7 @@ def _part_found(
             if found is not None and (best is None or found < best):
                 best = found
         if best is None and problem == []:
-            problem.append(_no_way_text(part, arguments, sop))
+            problem.append(part.texts.problem(arguments, sop))  # type: ignore[union-attr]
         return best
     args = single.bind(arguments)
     if kind == _HELPER:
@@ -261,35 +204,6 @@ def _part_found(
         inner = failure[0] if failure else None
         problem.append(functools.partial(_never_verified, single, arguments, part.process, args, sop, inner))
     return found
-
-
-def _no_way_text(part: _Part, arguments: Mapping[str, Any], sop: Sop) -> Text:
-    """The problem of a constraint none of whose alternative helpers was called (kept by the values
-    it binds when its map is plain: the text reads no call; a first one written from templates)."""
-    args = part.single.bind(arguments)
-    texts = part.texts
-    key = None if texts is None else _text_key(args)
-    if texts is not None and key is not None:
-        known = texts.get(key)
-        if known is not None:
-            return known
-    text = functools.partial(
-        _never_verified,
-        part.single,
-        arguments,
-        part.process,
-        args,
-        sop,
-        functools.partial(_none_made, part.process, args),
-    )
-    if texts is None or key is None:
-        return text
-    if part.no_way is _UNKNOWN:
-        part.no_way = _no_way(part, sop)
-    written = None
-    if part.no_way is not None and len(args) == len(part.single.params or ()):  # every variable bound
-        written = part.no_way.problem(arguments)
-    return texts.keep(key, text() if written is None else written)
 
 
 def _process_found(
