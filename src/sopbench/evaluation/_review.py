@@ -70,11 +70,11 @@ class _Part:
     """A constraint of a reviewed rule, and how it is verified (``kind``): by its verification
     process ``process`` (for a helper or an argument check, which have none, the constraint itself).
 
-    ``ways``: for a process of alternative helpers whose parameters come from one variable of the
-    call or from none, through maps that bind each parameter once and none to a literal (the usual
-    one), each helper's name and the parameter and variable it binds (None: none); ``texts``, then:
-    the constraint's problem texts when no way was taken, by the values it binds (such a text
-    reads no call: it names the constraint and its helpers with those values)."""
+    ``ways``: for a process of one helper or of alternative helpers, through maps that bind each
+    parameter once and none to a literal (the usual one), each helper's name and the parameters it
+    binds with the call's variables that give them; ``texts``, for alternatives: the constraint's
+    problems when no way was taken, kept by the values they bind (such a problem reads no call: it
+    names the constraint and its helpers with those values; one helper's names a failed call)."""
 
     __slots__ = ("single", "kind", "process", "ways", "texts")
 
@@ -82,9 +82,11 @@ class _Part:
         self.single = single
         self.kind = kind
         self.process = process
-        self.ways: tuple[tuple[str, tuple[str, str] | None], ...] | None = None
+        self.ways: tuple[_Way, ...] | None = None
         self.texts: NoWayTexts | None = None
-        if kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
+        if kind == _PROCESS and isinstance(process, Single):
+            self.ways = _ways(single, (process,))
+        elif kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
             self.ways = _ways(single, process.children)  # type: ignore[arg-type]
             if self.ways is not None:
                 self.texts = NoWayTexts(single, process)
@@ -96,23 +98,22 @@ def _plain_params(single: Single) -> bool:
     return len({p for p, _ in params}) == len(params) and not single.bind({})
 
 
-def _ways(
-    single: Single, helpers: tuple[Single, ...]
-) -> tuple[tuple[str, tuple[str, str] | None], ...] | None:
-    """Each helper with the one parameter it binds and the call's variable that gives it (through
-    ``single``'s own map), or None: how ``helper.bind(single.bind(arguments))`` reads the call, for
-    maps bound plainly; None when a map is not plain or a helper binds more than one parameter."""
+# A helper of a process and what it binds: its parameters with the call's variables that give them.
+_Way = tuple[str, tuple[tuple[str, str], ...]]
+
+
+def _ways(single: Single, helpers: tuple[Single, ...]) -> tuple[_Way, ...] | None:
+    """Each helper with the parameters it binds and the call's variables that give them (through
+    ``single``'s own map): how ``helper.bind(single.bind(arguments))`` reads the call, for maps
+    bound plainly; None when a map is not plain."""
     if not _plain_params(single):
         return None
     own = dict(single.params or ())
-    ways: list[tuple[str, tuple[str, str] | None]] = []
+    ways: list[_Way] = []
     for helper in helpers:
         if not _plain_params(helper):
             return None
-        read = [(p, own[v]) for p, v in helper.params or () if v in own]
-        if len(read) > 1:
-            return None
-        ways.append((helper.name, read[0] if read else None))
+        ways.append((helper.name, tuple([(p, own[v]) for p, v in helper.params or () if v in own])))
     return tuple(ways)
 
 
@@ -180,17 +181,19 @@ def _part_found(
         first_success = calls.first_success
         best: int | None = None
         for name, read in ways:
-            if read is None:
+            if not read:
                 found = first_success(name, {}, 0, step)
-            else:
-                parameter, variable = read
+            elif len(read) == 1:
+                ((parameter, variable),) = read
                 found = first_success(
                     name, {parameter: arguments[variable]} if variable in arguments else {}, 0, step
                 )
+            else:
+                found = first_success(name, {p: arguments[v] for p, v in read if v in arguments}, 0, step)
             if found is not None and (best is None or found < best):
                 best = found
         if best is None and problem == []:
-            problem.append(part.texts.problem(arguments, sop))  # type: ignore[union-attr]
+            problem.append(_no_way_problem(part, calls, step, arguments, sop))
         return best
     args = single.bind(arguments)
     if kind == _HELPER:
@@ -204,6 +207,21 @@ def _part_found(
         inner = failure[0] if failure else None
         problem.append(functools.partial(_never_verified, single, arguments, part.process, args, sop, inner))
     return found
+
+
+def _no_way_problem(
+    part: _Part, calls: CallLookup, step: int, arguments: Mapping[str, Any], sop: Sop
+) -> Text:
+    """The problem of a constraint with ``ways`` none of which was taken: for alternatives, kept by
+    its values; for one helper, what ``_process_found`` and ``_part_found`` write for it (the helper
+    not called successfully, and a failed call of it if any)."""
+    if part.texts is not None:
+        return part.texts.problem(arguments, sop)
+    single, process = part.single, part.process
+    assert isinstance(process, Single)  # ways of one helper, or of alternatives (with texts)
+    args = single.bind(arguments)
+    inner = functools.partial(_not_called, process, args, calls, process.bind(args), 0, step)
+    return functools.partial(_never_verified, single, arguments, process, args, sop, inner)
 
 
 def _process_found(
