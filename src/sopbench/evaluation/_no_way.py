@@ -43,8 +43,11 @@ class NoWayTexts:
         not keyed are written only when the problem is shown)."""
         single, process = self.single, self.process
         args = single.bind(arguments)
+        every = len(args) == len(single.params or ())  # every variable bound (the usual call)
         values = value_key(args.values())
-        key = None if values is None else (tuple(args), values)
+        # Keyed by the values alone when every parameter is bound (a flat key, a type first), else
+        # with the parameters bound (a pair of tuples): the two never meet.
+        key = values if values is None or every else (tuple(args), values)
         if key is not None:
             known = self._kept.get(key)
             if known is not None:
@@ -64,7 +67,7 @@ class NoWayTexts:
         if templates is _UNKNOWN:
             templates = self._templates = _templates(single, process, sop)
         written = None
-        if templates is not None and len(args) == len(single.params or ()):  # every variable bound
+        if templates is not None and every:
             written = templates.problem(arguments)
         return self._kept.keep(key, text() if written is None else written)
 
