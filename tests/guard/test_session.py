@@ -384,20 +384,24 @@ def test_refusals_kept_by_their_values_tell_equal_values_of_other_types_apart():
 
 def test_a_first_refusal_written_from_templates_reads_as_the_walk_of_the_trace_writes_it():
     """A constraint none of whose checks was made is written from templates made once per rule: values
-    with quotes, braces, runs of spaces or the words of a failure (then the problem names its checks)
-    read as the walk of the whole trace (``procedure_problem``) writes them, first and kept."""
+    with quotes, braces, runs of spaces or the words of a failure (then the problem tells what its
+    checks found), and a helper whose call failed (then the problem names that call), read as the
+    walk of the whole trace (``procedure_problem``) writes them, first and kept."""
     verifiers = {
         "known": Or([Single.of("lookup", {"who": "user"}), Single.of("scan", {})]),
         "funded": Or([Single.of("balance", {"who": "user"}), Single.of("scan", {})]),
+        "logged_in": Single.of("login", {"who": "user"}),
     }
-    rule = Rule(
-        "pay",
-        And(
-            [Single.of("known", {"user": "user"}), Single.of("funded", {"user": "user", "amount": "amount"})]
-        ),
-        ("user", "amount"),
-    )
-    guard = Guard.from_rules([rule], verifiers)
+    parts = {
+        "known": Single.of("known", {"user": "user"}),
+        "funded": Single.of("funded", {"user": "user", "amount": "amount"}),
+        "logged_in": Single.of("logged_in", {"user": "user"}),
+    }
+    rules = [
+        Rule("pay", And([parts["known"], parts["funded"]]), ("user", "amount")),
+        Rule("send", And([parts["logged_in"], parts["funded"]]), ("user", "amount")),
+    ]
+    guard = Guard.from_rules(rules, verifiers)
     values = [
         "bob",
         "it's {0}",
@@ -409,14 +413,23 @@ def test_a_first_refusal_written_from_templates_reads_as_the_walk_of_the_trace_w
         NAN,
         ["a  b"],
     ]
-    session = guard.session()
-    for _ in range(2):
-        for user in values:
-            for arguments in ({"user": user, "amount": user}, {"amount": user}):
-                call = ToolCall("pay", arguments)
-                decision = session.check(call)
-                assert decision == guard.check(call, [])
-                problem = procedure_problem([call], 0, guard.sop, ObservedFacts([], ""))
-                assert decision.explanation.startswith(
-                    f"{call} was not executed: its SOP is not verified: {problem}."
-                )
+    failed = [
+        ToolCall("login", {"who": "bob"}, False, succeeded=False),
+        ToolCall("login", {"who": 2.5}, None, False),
+    ]
+    for history in ([], failed):
+        session = guard.session(history)
+        for _ in range(2):
+            for user in values:
+                for name in ("pay", "send"):
+                    for arguments in ({"user": user, "amount": user}, {"amount": user}):
+                        call = ToolCall(name, arguments)
+                        decision = session.check(call)
+                        assert decision == guard.check(call, history)
+                        trace = [*history, call]
+                        problem = procedure_problem(
+                            trace, len(history), guard.sop, ObservedFacts(history, "")
+                        )
+                        assert decision.explanation.startswith(
+                            f"{call} was not executed: its SOP is not verified: {problem}."
+                        )

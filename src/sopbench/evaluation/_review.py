@@ -72,9 +72,8 @@ class _Part:
 
     ``ways``: for a process of one helper or of alternative helpers, through maps that bind each
     parameter once and none to a literal (the usual one), each helper's name and the parameters it
-    binds with the call's variables that give them; ``texts``, for alternatives: the constraint's
-    problems when no way was taken, kept by the values they bind (such a problem reads no call: it
-    names the constraint and its helpers with those values; one helper's names a failed call)."""
+    binds with the call's variables that give them; ``texts``, then: the constraint's problems when
+    no way was taken (kept by the values they bind unless they name a failed call)."""
 
     __slots__ = ("single", "kind", "process", "ways", "texts")
 
@@ -88,8 +87,8 @@ class _Part:
             self.ways = _ways(single, (process,))
         elif kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
             self.ways = _ways(single, process.children)  # type: ignore[arg-type]
-            if self.ways is not None:
-                self.texts = NoWayTexts(single, process)
+        if self.ways is not None:
+            self.texts = NoWayTexts(single, process)
 
 
 def _plain_params(single: Single) -> bool:
@@ -193,7 +192,7 @@ def _part_found(
             if found is not None and (best is None or found < best):
                 best = found
         if best is None and problem == []:
-            problem.append(_no_way_problem(part, calls, step, arguments, sop))
+            problem.append(part.texts.problem(arguments, sop, calls, step))  # type: ignore[union-attr]
         return best
     args = single.bind(arguments)
     if kind == _HELPER:
@@ -207,21 +206,6 @@ def _part_found(
         inner = failure[0] if failure else None
         problem.append(functools.partial(_never_verified, single, arguments, part.process, args, sop, inner))
     return found
-
-
-def _no_way_problem(
-    part: _Part, calls: CallLookup, step: int, arguments: Mapping[str, Any], sop: Sop
-) -> Text:
-    """The problem of a constraint with ``ways`` none of which was taken: for alternatives, kept by
-    its values; for one helper, what ``_process_found`` and ``_part_found`` write for it (the helper
-    not called successfully, and a failed call of it if any)."""
-    if part.texts is not None:
-        return part.texts.problem(arguments, sop)
-    single, process = part.single, part.process
-    assert isinstance(process, Single)  # ways of one helper, or of alternatives (with texts)
-    args = single.bind(arguments)
-    inner = functools.partial(_not_called, process, args, calls, process.bind(args), 0, step)
-    return functools.partial(_never_verified, single, arguments, process, args, sop, inner)
 
 
 def _process_found(
