@@ -93,14 +93,23 @@ def expression(draw: st.DrawFn, names: list[str], depth: int = 0):
 @st.composite
 def rules_guard(draw: st.DrawFn) -> Guard:
     """A rule file as ``Guard.from_rules`` takes it: rules over helpers, some constraints verified by
-    a process (an Or of helpers, or one helper of another name), some by an argument check."""
+    a process (an Or of helpers or of helpers called together, or one helper of another name), some
+    by an argument check."""
     constraints = ["identity_verified", "order_known"]
     verifiers = {}
     for name in constraints:
-        kind = draw(st.sampled_from(["process", "alias", "argument", "none"]))
+        kind = draw(st.sampled_from(["process", "joint", "alias", "argument", "none"]))
         if kind == "process":
             verifiers[name] = Or(
                 [Single.of(h, {"user": "user"}) for h in draw(st.sets(st.sampled_from(HELPERS), min_size=1))]
+            )
+        elif kind == "joint":  # helpers to be called together, or another way
+            together = draw(st.lists(st.sampled_from(HELPERS), min_size=1, max_size=2, unique=True))
+            verifiers[name] = Or(
+                [
+                    And([Single.of(h, {"user": "user"}) for h in together]),
+                    Single.of(draw(st.sampled_from(HELPERS)), {}),
+                ]
             )
         elif kind == "alias":
             verifiers[name] = Single.of(draw(st.sampled_from(HELPERS)), {"user": "user"})

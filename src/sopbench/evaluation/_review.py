@@ -85,8 +85,8 @@ class _Part:
         self.texts: NoWayTexts | None = None
         if kind == _PROCESS and isinstance(process, Single):
             self.ways = _ways(single, (process,))
-        elif kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
-            self.ways = _ways(single, process.children)  # type: ignore[arg-type]
+        elif kind == _PROCESS and isinstance(process, Or | Gate):
+            self.ways = _ways(single, process.children)
         if self.ways is not None:
             self.texts = NoWayTexts(single, process)
 
@@ -98,22 +98,41 @@ def _plain_params(single: Single) -> bool:
 
 
 # A helper of a process and what it binds: its parameters with the call's variables that give them.
-_Way = tuple[str, tuple[tuple[str, str], ...]]
+_Lookup = tuple[str, tuple[tuple[str, str], ...]]
+# A way to verify a constraint: a helper's lookup, and those of the helpers called with it (an And).
+_Way = tuple[str, tuple[tuple[str, str], ...], tuple[_Lookup, ...]]
 
 
-def _ways(single: Single, helpers: tuple[Single, ...]) -> tuple[_Way, ...] | None:
-    """Each helper with the parameters it binds and the call's variables that give them (through
-    ``single``'s own map): how ``helper.bind(single.bind(arguments))`` reads the call, for maps
-    bound plainly; None when a map is not plain."""
+def _ways(single: Single, alternatives: tuple[Expr, ...]) -> tuple[_Way, ...] | None:
+    """Each alternative (a helper, or helpers all to be called) with the parameters each helper
+    binds and the call's variables that give them (through ``single``'s own map): how
+    ``helper.bind(single.bind(arguments))`` reads the call, for maps bound plainly; None when a map
+    is not plain or an alternative is of another shape."""
     if not _plain_params(single):
         return None
     own = dict(single.params or ())
     ways: list[_Way] = []
-    for helper in helpers:
-        if not _plain_params(helper):
+    for alternative in alternatives:
+        parts = alternative.children if isinstance(alternative, And) else (alternative,)
+        helpers = [part for part in parts if isinstance(part, Single) and _plain_params(part)]
+        if not helpers or len(helpers) != len(parts):
             return None
-        ways.append((helper.name, tuple([(p, own[v]) for p, v in helper.params or () if v in own])))
+        lookups = [(h.name, tuple([(p, own[v]) for p, v in h.params or () if v in own])) for h in helpers]
+        ways.append((*lookups[0], tuple(lookups[1:])))
     return tuple(ways)
+
+
+def _all_found(
+    lookups: tuple[_Lookup, ...], calls: CallLookup, step: int, arguments: Mapping[str, Any]
+) -> int | None:
+    """The latest of the first successful calls of ``lookups`` (helpers all to be called), or None."""
+    latest = 0
+    for name, read in lookups:
+        found = calls.first_success(name, {p: arguments[v] for p, v in read if v in arguments}, 0, step)
+        if found is None:
+            return None
+        latest = max(latest, found)
+    return latest
 
 
 class _Choice:
@@ -179,7 +198,7 @@ def _part_found(
     if ways is not None:
         first_success = calls.first_success
         best: int | None = None
-        for name, read in ways:
+        for name, read, also in ways:
             if not read:
                 found = first_success(name, {}, 0, step)
             elif len(read) == 1:
@@ -189,6 +208,9 @@ def _part_found(
                 )
             else:
                 found = first_success(name, {p: arguments[v] for p, v in read if v in arguments}, 0, step)
+            if found is not None and also:
+                others = _all_found(also, calls, step, arguments)
+                found = None if others is None else max(found, others)
             if found is not None and (best is None or found < best):
                 best = found
         if best is None and problem == []:
