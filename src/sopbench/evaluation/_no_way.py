@@ -1,5 +1,5 @@
 """The problem the written-out review (``_review``) finds for a constraint verified by one helper or
-by alternative helpers, none of which was called successfully: ``NoWayTexts``.
+by alternatives (helpers, or helpers called together), none of which was taken: ``NoWayTexts``.
 
 Such a problem reads no call (it names the constraint and its helpers with the call's values) unless
 it names a failed call of its one helper, so it is kept by the values it binds: a conversation
@@ -32,9 +32,9 @@ _NO_CALLS = CallScan(())
 
 class NoWayTexts:
     """The problems of the constraint ``single`` (its map plain: each parameter bound once, none to
-    a literal) verified by ``process``, one helper or alternative helpers (maps plain too), when no
-    way was taken: as ``_PrefixVerifier`` writes them; those that name no failed call kept by the
-    values they bind."""
+    a literal) verified by ``process``, one helper or alternatives (maps plain too), when no way was
+    taken: as ``_PrefixVerifier`` writes them; those that name no failed call kept by the values
+    they bind."""
 
     __slots__ = ("single", "process", "_kept", "_templates")
 

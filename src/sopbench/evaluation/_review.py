@@ -70,10 +70,11 @@ class _Part:
     """A constraint of a reviewed rule, and how it is verified (``kind``): by its verification
     process ``process`` (for a helper or an argument check, which have none, the constraint itself).
 
-    ``ways``: for a process of one helper or of alternative helpers, through maps that bind each
-    parameter once and none to a literal (the usual one), each helper's name and the parameters it
-    binds with the call's variables that give them; ``texts``, then: the constraint's problems when
-    no way was taken (kept by the values they bind unless they name a failed call)."""
+    ``ways``: for a process of one helper or of alternatives (a helper, or helpers called together),
+    through maps that bind each parameter once and none to a literal (the usual one), each helper's
+    name and the parameters it binds with the call's variables that give them; ``texts``, then: the
+    constraint's problems when no way was taken (kept by the values they bind unless they name a
+    failed call)."""
 
     __slots__ = ("single", "kind", "process", "ways", "texts")
 
