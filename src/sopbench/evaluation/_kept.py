@@ -39,7 +39,8 @@ class KeptTexts(Generic[Kept]):
 
     When full, the oldest is dropped, one for each kept: dropping them all at once would free
     hundreds of texts and their objects within one refusal (about 0.4 ms, for one first refusal in
-    every few hundred)."""
+    every few hundred). A store may be shared by threads (a guard's rules are): one that finds the
+    oldest gone, or the store changed, under it looks again."""
 
     __slots__ = ("_kept", "_limit")
 
@@ -56,7 +57,10 @@ class KeptTexts(Generic[Kept]):
     def keep(self, key: tuple[Any, ...], made: Kept) -> Kept:
         """Keep ``made`` under ``key`` (dropping the oldest when full); returns ``made``."""
         kept = self._kept
-        if len(kept) >= self._limit and key not in kept:
-            del kept[next(iter(kept))]  # insertion order: the first is the oldest
+        while len(kept) >= self._limit and key not in kept:
+            try:
+                del kept[next(iter(kept))]  # insertion order: the first is the oldest
+            except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
+                continue
         kept[key] = made
         return made
