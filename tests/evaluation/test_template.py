@@ -40,6 +40,7 @@ def test_no_template_when_values_are_compared_or_read_otherwise_or_the_words_hol
 
     assert text_template(deduplicated, 2) is None
     assert text_template(lambda values: str(len({values[0]})), 1) is None  # hashed
+    assert text_template(lambda values: format_value(sorted(values)), 2) is None  # ordered
     assert text_template(lambda values: "x" if "y" in format_value(values[0]) else "z", 1) is None
     assert text_template(lambda values: "nul \x00 here " + format_value(values[0]), 1) is None
     assert text_template(lambda values: format_value(values[0]) * 2, 1) is None  # put in twice, rendered once

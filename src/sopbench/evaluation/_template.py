@@ -45,13 +45,16 @@ class _StandIn:
 def text_template(write: Callable[[Sequence[Any]], str], count: int) -> str | None:
     """What ``write`` writes from ``count`` values, as a ``str.format`` template numbering their
     renderings; None when what it writes depends on the values otherwise than through their
-    renderings (they were compared or hashed, or a rendering was not put in as it is), or when its
-    own words hold the mark character.
+    renderings (they were compared, hashed or ordered, or a rendering was not put in as it is), or
+    when its own words hold the mark character.
 
     ``template.format(*map(format_value, values)) == write(values)`` for a ``write`` that reads a
     value only to render it (``format_value``) and puts each rendering in the text as it is."""
     stand_ins = [_StandIn(n) for n in range(count)]
-    text = write(stand_ins)
+    try:
+        text = write(stand_ins)
+    except Exception:  # noqa: BLE001 - it reads a value otherwise than rendering it (orders it, ...)
+        return None
     if any(stand_in.read for stand_in in stand_ins):
         return None
     pieces = text.split(_MARK)
