@@ -93,14 +93,23 @@ def expression(draw: st.DrawFn, names: list[str], depth: int = 0):
 @st.composite
 def rules_guard(draw: st.DrawFn) -> Guard:
     """A rule file as ``Guard.from_rules`` takes it: rules over helpers, some constraints verified by
-    a process (an Or of helpers, or one helper of another name), some by an argument check."""
+    a process (an Or of helpers or of helpers called together, or one helper of another name), some
+    by an argument check."""
     constraints = ["identity_verified", "order_known"]
     verifiers = {}
     for name in constraints:
-        kind = draw(st.sampled_from(["process", "alias", "argument", "none"]))
+        kind = draw(st.sampled_from(["process", "joint", "alias", "argument", "none"]))
         if kind == "process":
             verifiers[name] = Or(
                 [Single.of(h, {"user": "user"}) for h in draw(st.sets(st.sampled_from(HELPERS), min_size=1))]
+            )
+        elif kind == "joint":  # helpers to be called together, or another way
+            together = draw(st.lists(st.sampled_from(HELPERS), min_size=1, max_size=2, unique=True))
+            verifiers[name] = Or(
+                [
+                    And([Single.of(h, {"user": "user"}) for h in together]),
+                    Single.of(draw(st.sampled_from(HELPERS)), {}),
+                ]
             )
         elif kind == "alias":
             verifiers[name] = Single.of(draw(st.sampled_from(HELPERS)), {"user": "user"})
@@ -380,3 +389,56 @@ def test_refusals_kept_by_their_values_tell_equal_values_of_other_types_apart():
             assert procedure_problem([call], 0, guard.sop, ObservedFacts([], "")) in decision.explanation
             shown = decision.unmet[0].helpers[0].args[0][1]
             assert type(shown) is type(value) and repr(shown) == repr(value)
+
+
+def test_a_first_refusal_written_from_templates_reads_as_the_walk_of_the_trace_writes_it():
+    """A constraint none of whose checks was made is written from templates made once per rule: values
+    with quotes, braces, runs of spaces or the words of a failure (then the problem tells what its
+    checks found), and a helper whose call failed (then the problem names that call), read as the
+    walk of the whole trace (``procedure_problem``) writes them, first and kept."""
+    verifiers = {
+        "known": Or([Single.of("lookup", {"who": "user"}), Single.of("scan", {})]),
+        "funded": Or([Single.of("balance", {"who": "user"}), Single.of("scan", {})]),
+        "logged_in": Single.of("login", {"who": "user"}),
+    }
+    parts = {
+        "known": Single.of("known", {"user": "user"}),
+        "funded": Single.of("funded", {"user": "user", "amount": "amount"}),
+        "logged_in": Single.of("logged_in", {"user": "user"}),
+    }
+    rules = [
+        Rule("pay", And([parts["known"], parts["funded"]]), ("user", "amount")),
+        Rule("send", And([parts["logged_in"], parts["funded"]]), ("user", "amount")),
+    ]
+    guard = Guard.from_rules(rules, verifiers)
+    values = [
+        "bob",
+        "it's {0}",
+        "a  b",
+        "x did not succeed",
+        "did  not  succeed",
+        "did not\nsucceed",
+        2.5,
+        NAN,
+        ["a  b"],
+    ]
+    failed = [
+        ToolCall("login", {"who": "bob"}, False, succeeded=False),
+        ToolCall("login", {"who": 2.5}, None, False),
+    ]
+    for history in ([], failed):
+        session = guard.session(history)
+        for _ in range(2):
+            for user in values:
+                for name in ("pay", "send"):
+                    for arguments in ({"user": user, "amount": user}, {"amount": user}):
+                        call = ToolCall(name, arguments)
+                        decision = session.check(call)
+                        assert decision == guard.check(call, history)
+                        trace = [*history, call]
+                        problem = procedure_problem(
+                            trace, len(history), guard.sop, ObservedFacts(history, "")
+                        )
+                        assert decision.explanation.startswith(
+                            f"{call} was not executed: its SOP is not verified: {problem}."
+                        )

@@ -14,6 +14,7 @@ from ._evaluate import (
     state_diff,
 )
 from ._index import CallIndex, CallLookup, CallScan
+from ._kept import KeptTexts, value_key
 from ._model import (
     PASSED,
     UNCLASSIFIED,
@@ -26,7 +27,7 @@ from ._model import (
     Verdict,
 )
 from ._procedure import judge_procedure, procedure_problem
-from ._review import next_call_problem, next_call_review, value_key
+from ._review import next_call_problem, next_call_review
 
 __all__ = [
     "PASSED",
@@ -37,6 +38,7 @@ __all__ = [
     "DatabaseEquality",
     "DiagnosticFailure",
     "Judgement",
+    "KeptTexts",
     "Oracle",
     "StaticOracle",
     "ToolCall",

@@ -11,13 +11,14 @@ and not for the walk's dispatch. Its answers are the walk's (tests/guard compare
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sopbench.constraints import And, Chain, Expr, Gate, Or, Single, Sop
 
 from ._index import CallLookup
 from ._model import Oracle, ToolCall
+from ._no_way import NoWayTexts
 from ._procedure import (
     _NO_PROCESS,
     Text,
@@ -69,11 +70,11 @@ class _Part:
     """A constraint of a reviewed rule, and how it is verified (``kind``): by its verification
     process ``process`` (for a helper or an argument check, which have none, the constraint itself).
 
-    ``ways``: for a process of alternative helpers whose parameters come from one variable of the
-    call or from none, through maps that bind each parameter once and none to a literal (the usual
-    one), each helper's name and the parameter and variable it binds (None: none); ``texts``, then:
-    the constraint's problem texts when no way was taken, by the values it binds (such a text
-    reads no call: it names the constraint and its helpers with those values)."""
+    ``ways``: for a process of one helper or of alternatives (a helper, or helpers called together),
+    through maps that bind each parameter once and none to a literal (the usual one), each helper's
+    name and the parameters it binds with the call's variables that give them; ``texts``, then: the
+    constraint's problems when no way was taken (kept by the values they bind unless they name a
+    failed call)."""
 
     __slots__ = ("single", "kind", "process", "ways", "texts")
 
@@ -81,12 +82,14 @@ class _Part:
         self.single = single
         self.kind = kind
         self.process = process
-        self.ways: tuple[tuple[str, tuple[str, str] | None], ...] | None = None
-        self.texts: dict[tuple[Any, ...], str] | None = None
-        if kind == _PROCESS and isinstance(process, Or | Gate) and _all_singles(process.children):
-            self.ways = _ways(single, process.children)  # type: ignore[arg-type]
-            if self.ways is not None:
-                self.texts = {}
+        self.ways: tuple[_Way, ...] | None = None
+        self.texts: NoWayTexts | None = None
+        if kind == _PROCESS and isinstance(process, Single):
+            self.ways = _ways(single, (process,))
+        elif kind == _PROCESS and isinstance(process, Or | Gate):
+            self.ways = _ways(single, process.children)
+        if self.ways is not None:
+            self.texts = NoWayTexts(single, process)
 
 
 def _plain_params(single: Single) -> bool:
@@ -95,54 +98,42 @@ def _plain_params(single: Single) -> bool:
     return len({p for p, _ in params}) == len(params) and not single.bind({})
 
 
-def _ways(
-    single: Single, helpers: tuple[Single, ...]
-) -> tuple[tuple[str, tuple[str, str] | None], ...] | None:
-    """Each helper with the one parameter it binds and the call's variable that gives it (through
-    ``single``'s own map), or None: how ``helper.bind(single.bind(arguments))`` reads the call, for
-    maps bound plainly; None when a map is not plain or a helper binds more than one parameter."""
+# A helper of a process and what it binds: its parameters with the call's variables that give them.
+_Lookup = tuple[str, tuple[tuple[str, str], ...]]
+# A way to verify a constraint: a helper's lookup, and those of the helpers called with it (an And).
+_Way = tuple[str, tuple[tuple[str, str], ...], tuple[_Lookup, ...]]
+
+
+def _ways(single: Single, alternatives: tuple[Expr, ...]) -> tuple[_Way, ...] | None:
+    """Each alternative (a helper, or helpers all to be called) with the parameters each helper
+    binds and the call's variables that give them (through ``single``'s own map): how
+    ``helper.bind(single.bind(arguments))`` reads the call, for maps bound plainly; None when a map
+    is not plain or an alternative is of another shape."""
     if not _plain_params(single):
         return None
     own = dict(single.params or ())
-    ways: list[tuple[str, tuple[str, str] | None]] = []
-    for helper in helpers:
-        if not _plain_params(helper):
+    ways: list[_Way] = []
+    for alternative in alternatives:
+        parts = alternative.children if isinstance(alternative, And) else (alternative,)
+        helpers = [part for part in parts if isinstance(part, Single) and _plain_params(part)]
+        if not helpers or len(helpers) != len(parts):
             return None
-        read = [(p, own[v]) for p, v in helper.params or () if v in own]
-        if len(read) > 1:
-            return None
-        ways.append((helper.name, read[0] if read else None))
+        lookups = [(h.name, tuple([(p, own[v]) for p, v in h.params or () if v in own])) for h in helpers]
+        ways.append((*lookups[0], tuple(lookups[1:])))
     return tuple(ways)
 
 
-# Problem texts kept per constraint (one per user a guard's conversations refuse, the latest few
-# hundred).
-_TEXTS_KEPT = 256
-_KEYED_TYPES = frozenset({str, int, bool, type(None)})
-
-
-def value_key(values: Iterable[Any]) -> tuple[Any, ...] | None:
-    """A key for what is written from ``values`` alone (equal keys, equal texts), or None: how the
-    guard keeps refusal texts by the values they show. Text, whole numbers, booleans and None are
-    keyed by type and value (1, 1.0 and True are equal but written apart); floats by their rendering
-    (0.0 and -0.0 are equal but written apart); NaN (equal to nothing) and other types (a tuple from
-    a list, an object) are not keyed."""
-    key: list[Any] = []
-    for value in values:
-        kind = type(value)
-        if kind in _KEYED_TYPES:
-            key += (kind, value)
-        elif kind is float and value == value:
-            key += (kind, repr(value))
-        else:
+def _all_found(
+    lookups: tuple[_Lookup, ...], calls: CallLookup, step: int, arguments: Mapping[str, Any]
+) -> int | None:
+    """The latest of the first successful calls of ``lookups`` (helpers all to be called), or None."""
+    latest = 0
+    for name, read in lookups:
+        found = calls.first_success(name, {p: arguments[v] for p, v in read if v in arguments}, 0, step)
+        if found is None:
             return None
-    return tuple(key)
-
-
-def _text_key(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """A key for texts written from ``args`` alone: their names and ``value_key`` of their values."""
-    values = value_key(args.values())
-    return None if values is None else (tuple(args), values)
+        latest = max(latest, found)
+    return latest
 
 
 class _Choice:
@@ -208,18 +199,23 @@ def _part_found(
     if ways is not None:
         first_success = calls.first_success
         best: int | None = None
-        for name, read in ways:
-            if read is None:
+        for name, read, also in ways:
+            if not read:
                 found = first_success(name, {}, 0, step)
-            else:
-                parameter, variable = read
+            elif len(read) == 1:
+                ((parameter, variable),) = read
                 found = first_success(
                     name, {parameter: arguments[variable]} if variable in arguments else {}, 0, step
                 )
+            else:
+                found = first_success(name, {p: arguments[v] for p, v in read if v in arguments}, 0, step)
+            if found is not None and also:
+                others = _all_found(also, calls, step, arguments)
+                found = None if others is None else max(found, others)
             if found is not None and (best is None or found < best):
                 best = found
         if best is None and problem == []:
-            problem.append(_no_way_text(part, arguments, sop))
+            problem.append(part.texts.problem(arguments, sop, calls, step))  # type: ignore[union-attr]
         return best
     args = single.bind(arguments)
     if kind == _HELPER:
@@ -233,31 +229,6 @@ def _part_found(
         inner = failure[0] if failure else None
         problem.append(functools.partial(_never_verified, single, arguments, part.process, args, sop, inner))
     return found
-
-
-def _no_way_text(part: _Part, arguments: Mapping[str, Any], sop: Sop) -> Text:
-    """The problem of a constraint none of whose alternative helpers was called (kept by the values
-    it binds when its map is plain: the text reads no call)."""
-    args = part.single.bind(arguments)
-    text = functools.partial(
-        _never_verified,
-        part.single,
-        arguments,
-        part.process,
-        args,
-        sop,
-        functools.partial(_none_made, part.process, args),
-    )
-    texts = part.texts
-    key = None if texts is None else _text_key(args)
-    if texts is None or key is None:
-        return text
-    known = texts.get(key)
-    if known is None:
-        if len(texts) >= _TEXTS_KEPT:
-            texts.clear()
-        known = texts[key] = text()
-    return known
 
 
 def _process_found(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sopbench.constraints import Expr, HelperCall, Rule, Single, Sop, format_single, format_value, singles
-from sopbench.evaluation import value_key
+from sopbench.evaluation import KeptTexts, value_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +233,7 @@ class _Listing:
         self._bound = tuple(bound)
         self._helpers = tuple(helpers)
         self._parts = tuple(listed)
-        self._made: dict[tuple[Any, ...], tuple[tuple[Unmet, ...], str]] = {}
+        self._made: KeptTexts[tuple[tuple[Unmet, ...], str]] = KeptTexts(_LISTINGS_KEPT)
 
     def unmet(self, values: list[Any]) -> tuple[tuple[Unmet, ...], str]:
         key = value_key([values[i] for i in self.shown])
@@ -253,11 +253,7 @@ class _Listing:
             ]
         )
         made = listed, self.text.format(*rendered)
-        if key is not None:
-            if len(self._made) >= _LISTINGS_KEPT:
-                self._made.clear()  # many users in one guard: start again rather than grow
-            self._made[key] = made
-        return made
+        return made if key is None else self._made.keep(key, made)
 
 
 # Listings kept per set of unverified parts of a rule.
