@@ -4,6 +4,8 @@ import math
 import sys
 import threading
 
+import pytest
+
 from sopbench.evaluation import KeptTexts, value_key
 
 
@@ -48,3 +50,8 @@ def test_kept_texts_shared_by_threads_stay_bounded_and_never_fail():
     finally:
         sys.setswitchinterval(switching)
     assert failures == [] and len(kept) <= 8 + 4
+
+
+def test_a_store_that_could_keep_nothing_is_refused():
+    with pytest.raises(ValueError, match="at least one"):
+        KeptTexts(0)

@@ -45,6 +45,8 @@ class KeptTexts(Generic[Kept]):
     __slots__ = ("_kept", "_limit")
 
     def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a store of kept texts keeps at least one, not {limit}")
         self._kept: dict[tuple[Any, ...], Kept] = {}
         self._limit = limit
 
