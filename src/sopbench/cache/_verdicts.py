@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -28,6 +28,8 @@ from ._entries import CacheInfo, EntryStore, cache_dir, cache_info, clear_cache
 from ._rows import row_digest, score_from_row, score_to_row
 
 __all__ = ["CacheStats", "FileVerdicts", "VerdictCache", "scoring_fingerprint"]
+
+Found = TypeVar("Found")
 
 # The packages whose code decides a verdict or a floor (the floors: the runner plays the agents).
 _DECIDING = ("scoring", "evaluation", "constraints", "domains", "traces", "tasks", "runner", "agents")
@@ -117,6 +119,20 @@ class VerdictCache:
         """Remove every entry; how many there were."""
         return clear_cache(self.root)
 
+    def _read_back(self, store: EntryStore, key: str, read: Callable[[Any], Found | None]) -> Found | None:
+        """What ``read`` makes of the entry kept under ``key`` (a hit), else None (a miss: no entry,
+        or a damaged one, which ``read`` can make nothing of, is computed again and rewritten)."""
+        value, damaged = store.get(key)
+        self.stats.damaged += damaged
+        if value is not None:
+            found = read(value)
+            if found is not None:
+                self.stats.hits += 1
+                return found
+            self.stats.damaged += 1
+        self.stats.misses += 1
+        return None
+
     # ---- trajectory files -----------------------------------------------------------------------
     def score_file(
         self,
@@ -130,26 +146,16 @@ class VerdictCache:
     ) -> FileVerdicts:
         """What ``score_paths([path], ...)`` gives (its scores, and its counts and problems added to
         ``report``), from the cache when the file's bytes were scored so before."""
-        before = _identity(path)
-        try:
-            content = path.read_bytes() if before is not None else None
-        except OSError:
-            content = None
+        before, content = _read(path)
         if content is None:  # unreadable: scoring says why, nothing to keep
             return _scored(path, protocol, report, runs, credit_cards, justify_refusal)[0]
         cards = credit_cards(path) if credit_cards is not None else None
         key = _key(
             "file", hashlib.sha256(content).hexdigest(), protocol_key(protocol), runs, cards, justify_refusal
         )
-        value, damaged = self._verdicts.get(key)
-        self.stats.damaged += damaged
-        if value is not None:
-            found = _from_entry(value, str(path), report)
-            if found is not None:
-                self.stats.hits += 1
-                return found
-            self.stats.damaged += 1
-        self.stats.misses += 1
+        found = self._read_back(self._verdicts, key, lambda value: _from_entry(value, str(path), report))
+        if found is not None:
+            return found
         fresh = ScoringReport()
         verdicts, errors = _scored(path, protocol, fresh, runs, lambda _: cards, justify_refusal)
         _merge(report, fresh)
@@ -189,11 +195,7 @@ class VerdictCache:
         """What ``sopbench.scoring.compared_runs([path], ...)`` gives (the file's runs under both
         protocols and each quirk toggled alone, and its problems), from the cache when the file's
         bytes were compared so before."""
-        before = _identity(path)
-        try:
-            content = path.read_bytes() if before is not None else None
-        except OSError:
-            content = None
+        before, content = _read(path)
 
         def compare() -> list[ComparedRun | str]:
             return list(
@@ -205,15 +207,9 @@ class VerdictCache:
         if content is None:  # unreadable: comparing says why, nothing to keep
             return compare()
         key = _key("compared", hashlib.sha256(content).hexdigest(), cards, first_run_only, quirks)
-        value, damaged = self._comparisons.get(key)
-        self.stats.damaged += damaged
-        if value is not None:
-            found = _compared_from_entry(value, str(path))
-            if found is not None:
-                self.stats.hits += 1
-                return found
-            self.stats.damaged += 1
-        self.stats.misses += 1
+        found = self._read_back(self._comparisons, key, lambda value: _compared_from_entry(value, str(path)))
+        if found is not None:
+            return found
         compared = compare()
         if _identity(path) != before:
             self.stats.unstable += 1
@@ -246,17 +242,9 @@ class VerdictCache:
         """The scores of the floor ``name`` on the tasks named by ``tasks`` ((task id, digest), in
         order): from the cache, else ``play()`` (then kept)."""
         key = _key("floor", name, protocol_key(protocol), justify_refusal, [list(t) for t in tasks])
-        value, damaged = self._floors.get(key)
-        self.stats.damaged += damaged
-        if value is not None:
-            try:
-                scores = [score_from_row(row, name) for row in value]
-            except (TypeError, ValueError):
-                self.stats.damaged += 1
-            else:
-                self.stats.hits += 1
-                return scores
-        self.stats.misses += 1
+        found = self._read_back(self._floors, key, lambda value: _floor_from_entry(value, name))
+        if found is not None:
+            return found
         scores = play()
         self.stats.stored += self._floors.put(key, [score_to_row(score) for score in scores])
         return scores
@@ -265,12 +253,9 @@ class VerdictCache:
     def drawn(self, key: str, draw: Callable[[], str]) -> str:
         """A figure (its SVG text) drawn for ``key`` (the caller's digest of what decides it): read
         back, else ``draw()`` (then kept)."""
-        value, damaged = self._figures.get(key)
-        self.stats.damaged += damaged
-        if isinstance(value, str):
-            self.stats.hits += 1
-            return value
-        self.stats.misses += 1
+        found = self._read_back(self._figures, key, lambda value: value if isinstance(value, str) else None)
+        if found is not None:
+            return found
         text = draw()
         self.stats.stored += self._figures.put(key, text)
         return text
@@ -303,6 +288,23 @@ def _scored(
         )
     )
     return FileVerdicts(scores, [short for _text, short in errors]), errors
+
+
+def _read(path: Path) -> tuple[tuple[int, int, int] | None, bytes | None]:
+    """The file's identity (size, time, inode) and bytes before it is scored; no bytes when it
+    cannot be read (then nothing of it is kept)."""
+    before = _identity(path)
+    try:
+        return before, path.read_bytes() if before is not None else None
+    except OSError:
+        return before, None
+
+
+def _floor_from_entry(value: Any, name: str) -> list[RunScore] | None:
+    try:
+        return [score_from_row(row, name) for row in value]
+    except (TypeError, ValueError):
+        return None
 
 
 def _compared_from_entry(value: Any, source: str) -> list[ComparedRun | str] | None:

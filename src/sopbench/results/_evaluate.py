@@ -88,16 +88,7 @@ def scored_runs(
         ):
             yield score, True
     for _file, score in score_files(
-        sources.files,
-        options.protocol,
-        scoring,
-        without_runs,
-        runs=options.runs,
-        credit_cards=options.credit_cards,
-        justify_refusal=options.justify_refusal,
-        progress=progress,
-        on_problem=on_problem,
-        cache=options.cache,
+        sources.files, options, scoring, without_runs, progress=progress, on_problem=on_problem
     ):
         yield score, False
 

@@ -128,16 +128,7 @@ def leaderboard(
         scores += [
             replace(score, source=file.as_posix())
             for file, score in score_files(
-                sources.files,
-                protocol,
-                scoring,
-                without_runs,
-                runs=options.runs,
-                credit_cards=options.credit_cards,
-                justify_refusal=options.justify_refusal,
-                progress=progress,
-                on_problem=on_problem,
-                cache=options.cache,
+                sources.files, options, scoring, without_runs, progress=progress, on_problem=on_problem
             )
         ]
         floor_names: tuple[str, ...] = BASELINE_AGENTS if no_verify else BASELINE_AGENTS[:1]

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sopbench._io import collector_paused, walk_files
-from sopbench.cache import VerdictCache
 from sopbench.inspect_eval import InspectLogError, inspect_log_scores, is_inspect_log
 from sopbench.runner import StoreError, read_run
 from sopbench.runner.baselines import stored_verdict_name
@@ -22,7 +21,7 @@ from sopbench.runner.store import STORE_NAME
 from sopbench.scoring import Protocol, RunScore, ScoringReport, score_paths
 from sopbench.traces import iter_trajectory_files
 
-from ._cards import CardChoice
+from ._options import ScoringOptions
 
 __all__ = [
     "RunFolder",
@@ -187,22 +186,20 @@ def scores_of_run_folders(
 
 def score_files(
     files: Iterable[Path],
-    protocol: Protocol,
+    options: ScoringOptions,
     scoring: ScoringReport,
     without_runs: list[tuple[str, int]],
     *,
-    runs: str = "all",
-    credit_cards: CardChoice | None = None,
-    justify_refusal: bool = False,
     progress: Callable[[str], None] | None = None,
     on_problem: ProblemSink | None = None,
-    cache: VerdictCache | None = None,
 ) -> Iterator[tuple[Path, RunScore]]:
-    """Every run of ``files`` scored under ``protocol``, file by file, each score with its file, as
-    soon as it is made. This is the one file loop of the verbs that read results: after each file its problems
-    go to ``on_problem`` (and stay in ``scoring``), its records without a run are added to
-    ``without_runs`` as ``("<domain>/<file>", record)``, and ``progress`` gets its name. With
-    ``cache``, a file whose verdicts it holds is not scored again (the same scores and problems)."""
+    """Every run of ``files`` scored as ``options`` say (protocol, runs, the bank card reading,
+    justified refusals), file by file, each score with its file, as soon as it is made. This is the
+    one file loop of the verbs that read results: after each file its problems go to ``on_problem``
+    (and stay in ``scoring``), its records without a run are added to ``without_runs`` as
+    ``("<domain>/<file>", record)``, and ``progress`` gets its name. With ``options.cache``, a file
+    whose verdicts it holds is not scored again (the same scores and problems)."""
+    cache = options.cache
     for file in files:
         before, before_empty = len(scoring.errors), len(scoring.records_without_runs)
         found: list[RunScore]
@@ -214,21 +211,21 @@ def score_files(
             if cache is not None:
                 found = cache.score_file(
                     file,
-                    protocol,
+                    options.protocol,
                     scoring,
-                    runs=runs,
-                    credit_cards=credit_cards,
-                    justify_refusal=justify_refusal,
+                    runs=options.runs,
+                    credit_cards=options.credit_cards,
+                    justify_refusal=options.justify_refusal,
                 ).scores
             else:
                 found = list(
                     score_paths(
                         [file],
-                        protocol,
+                        options.protocol,
                         report=scoring,
-                        credit_cards=credit_cards,
-                        runs=runs,
-                        justify_refusal=justify_refusal,
+                        credit_cards=options.credit_cards,
+                        runs=options.runs,
+                        justify_refusal=options.justify_refusal,
                     )
                 )
         for score in found:
