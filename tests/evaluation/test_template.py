@@ -6,7 +6,7 @@ import math
 import pytest
 
 from sopbench.constraints import HelperCall, Or, Single, format_single, format_value, render
-from sopbench.evaluation._template import text_template
+from sopbench.evaluation import text_template
 
 VALUES = ["bob", "it's {0}", "a  b", "{}", "", 1, 1.0, True, -0.0, None, math.nan, ["x", 1], {"k": "{"}]
 

@@ -28,6 +28,7 @@ from ._model import (
 )
 from ._procedure import judge_procedure, procedure_problem
 from ._review import next_call_problem, next_call_review
+from ._template import text_template
 
 __all__ = [
     "PASSED",
@@ -56,5 +57,6 @@ __all__ = [
     "next_call_review",
     "procedure_problem",
     "state_diff",
+    "text_template",
     "value_key",
 ]
