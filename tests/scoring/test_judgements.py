@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from sopbench.evaluation import PASSED
-from sopbench.scoring._judgements import judge_constraint_not_violated, judge_no_tool_call_error
-from sopbench.scoring._oracle_replay import OracleReplay
+from sopbench.scoring import OracleReplay, judge_constraint_not_violated, judge_no_tool_call_error
 
 
 def replay(invalid: list[str] = [], violations: list[str] = []) -> OracleReplay:  # noqa: B006 - read only

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sopbench.scoring._pyeval import OPAQUE, literal_value, python_value
-from sopbench.scoring._values import read_arguments
+from sopbench.scoring import OPAQUE, literal_value, python_value, read_arguments
 
 
 @pytest.mark.parametrize(

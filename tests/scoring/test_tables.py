@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sopbench.domains import get_domain
-from sopbench.scoring._tables import bind_strict_arguments
+from sopbench.scoring import bind_strict_arguments
 
 
 def test_strict_signatures_bind_like_the_published_strict_methods() -> None:
