@@ -8,8 +8,7 @@ from pathlib import Path
 
 from sopbench.agents import agent_factory, user_factory
 from sopbench.runner import Limits, RunSpec
-from sopbench.runner._scored import episode_row
-from sopbench.runner.episode import Episode, episode_setup, play, run_episode, select_tasks
+from sopbench.runner.episode import Episode, episode_row, episode_setup, play, run_episode, select_tasks
 
 
 def _bank_task(published_tasks_dir: Path, index: int = 0):
