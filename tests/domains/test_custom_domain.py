@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sopbench.domains import StrictSystem, default_dependencies, get_domain, published_offer
-from sopbench.domains import _registry as registry
+from sopbench.domains import (
+    StrictSystem,
+    default_dependencies,
+    get_domain,
+    published_offer,
+    unregister_domain,
+)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "custom-domain.md"
 
@@ -18,14 +23,14 @@ def example():
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
     assert len(blocks) == 3
     namespace: dict = {}
-    registry._registered.pop("pharmacy", None)
+    unregister_domain("pharmacy")
     exec(compile(blocks[0], str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(blocks[1], str(DOC), "exec"), namespace)  # noqa: S102
         exec(compile(blocks[2], str(DOC), "exec"), namespace)  # noqa: S102
     yield namespace, printed.getvalue().splitlines()
-    registry._registered.pop("pharmacy", None)
+    unregister_domain("pharmacy")
 
 
 def test_the_example_domain_is_complete_and_registered(example):

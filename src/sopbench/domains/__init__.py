@@ -51,7 +51,14 @@ from ._oracle import (
     run_reference_path,
     task_oracle,
 )
-from ._registry import PUBLISHED_DOMAINS, UnknownDomain, domain_names, get_domain, register_domain
+from ._registry import (
+    PUBLISHED_DOMAINS,
+    UnknownDomain,
+    domain_names,
+    get_domain,
+    register_domain,
+    unregister_domain,
+)
 from ._selection import (
     ALL_DOMAINS,
     UnknownDomainSelection,
@@ -168,4 +175,5 @@ __all__ = [
     "task_oracle",
     "tool_not_found",
     "tool_not_found_text",
+    "unregister_domain",
 ]

@@ -18,6 +18,12 @@ def register_domain(domain: Domain, *, replace: bool = False) -> Domain:
     return domain
 
 
+def unregister_domain(name: str) -> Domain | None:
+    """Forget the domain registered as ``name`` (a test's or a notebook's own); returns it, or None if
+    none was. A published or entry-point domain comes back the next time it is asked for."""
+    return _registered.pop(name, None)
+
+
 def _discover() -> None:
     for entry in entry_points(group="sopbench.domains"):
         if entry.name in _registered:
