@@ -21,6 +21,7 @@ from sopbench.statistics import (
     pass_hat_k,
     percentile,
     repeated_runs,
+    resampled_differences,
     summarize_outcomes,
     wilson_interval,
 )
@@ -110,20 +111,13 @@ def test_paired_bootstrap_is_seeded_and_brackets_the_difference():
     st.integers(1, 60),
 )
 def test_the_bootstrap_draws_the_same_resamples_with_numpy_as_without(tasks, seed, resamples):
-    import random
-
-    from sopbench.statistics import _paired
-
     diffs, sizes = [d for d, _ in tasks], [s for _, s in tasks]
-    expected = _paired._resampled_here(diffs, sizes, resamples, random.Random(seed))
-    assert _paired._resampled(diffs, sizes, resamples, seed) == expected
-    assert _paired._resampled_with_numpy(diffs, sizes, resamples, random.Random(seed)) == expected
-    at_once = _paired._DRAWS_AT_ONCE
-    _paired._DRAWS_AT_ONCE = 7  # drawn a few resamples at a time, the stream goes on unbroken
-    try:
-        assert _paired._resampled_with_numpy(diffs, sizes, resamples, random.Random(seed)) == expected
-    finally:
-        _paired._DRAWS_AT_ONCE = at_once
+    expected = resampled_differences(diffs, sizes, resamples=resamples, seed=seed, draw="python")
+    assert resampled_differences(diffs, sizes, resamples=resamples, seed=seed) == expected
+    assert resampled_differences(diffs, sizes, resamples=resamples, seed=seed, draw="numpy") == expected
+    # drawn a few resamples at a time, the stream goes on unbroken
+    few = resampled_differences(diffs, sizes, resamples=resamples, seed=seed, draw="numpy", draws_at_once=7)
+    assert few == expected
 
 
 def _outcome(task, run, passed, domain="bank", failed=(), unverified=(), goal="g", config=CONFIG):

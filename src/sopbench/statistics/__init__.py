@@ -33,6 +33,7 @@ from ._paired import (
     SignTest,
     mcnemar_exact,
     paired_bootstrap_difference,
+    resampled_differences,
     sign_test_over_tasks,
 )
 from ._ranks import RANK_ALPHA, adjacent_p_values, rank_groups
@@ -86,6 +87,7 @@ __all__ = [
     "percentile",
     "rate_over_tasks",
     "repeated_runs",
+    "resampled_differences",
     "summarize_outcomes",
     "summarize_usage",
     "wilson_interval",

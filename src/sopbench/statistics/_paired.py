@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "SignTest",
     "mcnemar_exact",
     "paired_bootstrap_difference",
+    "resampled_differences",
     "sign_test_over_tasks",
 ]
 
@@ -93,6 +94,36 @@ _DRAWS_AT_ONCE = 200_000
 _DRAWS_HERE = 1_000
 
 
+def resampled_differences(
+    differences: Sequence[int],
+    runs: Sequence[int],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    draw: Literal["auto", "numpy", "python"] = "auto",
+    draws_at_once: int = _DRAWS_AT_ONCE,
+) -> list[float]:
+    """The difference of each bootstrap resample, in the order drawn, of the tasks given as
+    ``difference_interval`` takes them (its interval is their percentiles).
+
+    ``draw``: "auto" as ``difference_interval`` draws (numpy when it is there and the draws are
+    many), "python" with ``random`` alone, "numpy" with numpy (which must be installed), at most
+    about ``draws_at_once`` draws at a time. Every way gives the very same list.
+    """
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    if not differences:
+        return []
+    diffs, sizes = list(differences), list(runs)
+    if draw == "auto":
+        return _resampled(diffs, sizes, resamples, seed)
+    if draw == "numpy":
+        return _resampled_with_numpy(diffs, sizes, resamples, random.Random(seed), draws_at_once)
+    if draw == "python":
+        return _resampled_here(diffs, sizes, resamples, random.Random(seed))
+    raise ValueError(f"draw must be auto, numpy or python, not {draw!r}")
+
+
 def _resampled(diffs: list[int], sizes: list[int], resamples: int, seed: int) -> list[float]:
     """The difference of each resample: ``random.Random(seed).choices(range(n), k=n)`` per resample,
     drawn with numpy when it is there (the report's figures bring it) and the draws are many, from
@@ -105,7 +136,11 @@ def _resampled(diffs: list[int], sizes: list[int], resamples: int, seed: int) ->
 
 
 def _resampled_with_numpy(
-    diffs: list[int], sizes: list[int], resamples: int, rng: random.Random
+    diffs: list[int],
+    sizes: list[int],
+    resamples: int,
+    rng: random.Random,
+    draws_at_once: int = _DRAWS_AT_ONCE,
 ) -> list[float]:
     import numpy as np
 
@@ -121,7 +156,7 @@ def _resampled_with_numpy(
     uniform = min(sizes) == max(sizes)
     runs_by_task = np.asarray(sizes, dtype=np.int64)
     estimates: list[float] = []
-    step = max(1, _DRAWS_AT_ONCE // n)  # resamples drawn at once: a few MB, whatever n
+    step = max(1, draws_at_once // n)  # resamples drawn at once: a few MB, whatever n
     for start in range(0, resamples, step):
         count = min(step, resamples - start)
         # random() is genrand_res53 in both; choices() picks floor(random() * n), which the cast
