@@ -9,12 +9,16 @@ import pytest
 
 from sopbench.domains import get_domain
 from sopbench.generation import domain_variants, world_database
-from sopbench.generation._backtrack import backtrack
-from sopbench.generation._descent import descend
-from sopbench.generation._problem import candidate_values, search_targets
-from sopbench.generation._realise import Realiser
-from sopbench.generation._space import SearchSpace
-from sopbench.generation._state import Problem, State
+from sopbench.generation.search import (
+    Problem,
+    Realiser,
+    SearchSpace,
+    State,
+    backtrack,
+    candidate_values,
+    descend,
+    search_targets,
+)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,9 @@
 
 ``default_tasks_dir()`` builds (once, into the user's cache) the generated task set of all seven
 domains, so benchmarks can run without the published data.
+
+The search that realises an assignment is in a public submodule, ``sopbench.generation.search``, for
+tools and tests that drive it one assignment at a time.
 """
 
 from ._compare import DIFFICULTY_MEASURES, Comparison, canonical, compare, difficulty, nesting_depth
