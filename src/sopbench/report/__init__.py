@@ -11,7 +11,9 @@ compute the diagnose, replay and generate verbs' results here.)
 >>> board = leaderboard(Sources.of([Path("../shared/sopbench/trajectories/dmv")]), ScoringOptions())  # doctest: +SKIP
 >>> print(render_leaderboard(board, "markdown"))  # doctest: +SKIP
 
-The command line only parses options, checks paths, calls ``sopbench.results`` and these.
+The command line only parses options, checks paths, calls ``sopbench.results`` and these. The HTML
+report's figures on their own are in a public submodule, ``sopbench.report.plots`` (it needs
+matplotlib, the ``report`` extra; this package does not).
 """
 
 from ._breakdowns import breakdown_tables, usage_table
