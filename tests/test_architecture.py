@@ -8,6 +8,8 @@
 - No module imports a private module or name of another package (src/, benchmarks/ and tests/; a test
   file is a user of every package except the one it mirrors: tests/scoring/ of ``sopbench.scoring``,
   tests/test_io.py of ``sopbench._io``).
+- No test imports a private module or name at all, of the package it mirrors included (a name a test
+  needs is a missing public one); the few exceptions are listed by name with their reason.
 """
 
 from __future__ import annotations
@@ -377,3 +379,77 @@ def test_a_test_uses_only_the_public_names_of_packages_it_does_not_test(
     path = TESTS / test_file
     found = list(private_imports(module_name(path), source, mirrors=mirrored(path)))
     assert bool(found) is bad
+
+
+def private_parts_of_test(source: str) -> Iterator[tuple[int, str]]:
+    """Every import in a test's ``source`` of a private part of sopbench, as (line, what): a module path
+    ``sopbench.x._y`` (any component starting with ``_``, ``__init__`` and ``__main__`` aside) or a
+    name ``from sopbench.x import _y``, wherever the import sits (in a function too)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            paths = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            paths = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for path in paths:
+            parts = path.split(".")
+            if parts[0] == "sopbench" and any(is_private(part) for part in parts[1:]):
+                yield node.lineno, path
+                break
+
+
+# The private imports a test still makes, each by (test file, what it imports) and why; every other
+# one fails the check below. Each says at the import why no public name serves.
+PRIVATE_IMPORTS_OF_TESTS = {
+    # The root package's own modules, tested in their own files: ``sopbench`` exports only its
+    # version (its modules import sub-packages, which import ``sopbench`` first).
+    ("tests/test_io.py", "sopbench._io"): "the file helpers every package shares",
+    ("tests/test_json.py", "sopbench._json"): "the JSON bounds every package shares",
+    ("tests/test_outputs.py", "sopbench._outputs"): "the output guard every package shares",
+    # A private hook patched: no public function asks for what the patch gives.
+    ("tests/generation/test_generate.py", "sopbench.generation._files"): (
+        "the default task set built of one domain, not seven (minutes)"
+    ),
+    ("tests/report/test_plots.py", "sopbench.report._plots"): (
+        "the figures' layout and crop swapped for matplotlib's own, to pin that they are the same"
+    ),
+}
+
+
+def test_no_test_imports_a_private_module_or_name() -> None:
+    """A test uses each package as a user does, its own package included: only the public API."""
+    found = [
+        (str(path.relative_to(ROOT)), line, target)
+        for path in sorted(TESTS.rglob("*.py"))
+        for line, target in private_parts_of_test(path.read_text())
+    ]
+    refused = [
+        f"{file}:{line}: {target}"
+        for file, line, target in found
+        if (file, target) not in PRIVATE_IMPORTS_OF_TESTS
+    ]
+    assert not refused, "tests import private parts of sopbench:\n" + "\n".join(refused)
+    unused = set(PRIVATE_IMPORTS_OF_TESTS) - {(file, target) for file, _, target in found}
+    assert not unused, f"allowed private imports no test makes any more: {sorted(unused)}"
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from sopbench.generation._backtrack import backtrack", ["sopbench.generation._backtrack"]),
+        ("from sopbench.statistics import _paired", ["sopbench.statistics._paired"]),
+        ("from sopbench.scoring import QUIRKS, _protocol", ["sopbench.scoring._protocol"]),
+        ("import sopbench.generation._files as files", ["sopbench.generation._files"]),
+        ("import sopbench._io", ["sopbench._io"]),
+        ("def f():\n    from sopbench.report import _plots as plots\n", ["sopbench.report._plots"]),
+        ("from sopbench.scoring import score_paths", []),
+        ("from sopbench.runner.episode import episode_row", []),
+        ("import sopbench.cli.__main__", []),
+        ("from sopbench import __version__", []),
+        ("from _pytest.monkeypatch import MonkeyPatch", []),
+        ("code = 'from sopbench.report import _plots'", []),  # a string: changed by hand, not caught
+    ],
+)
+def test_the_test_import_check_finds_each_form_of_private_import(source: str, found: list[str]) -> None:
+    assert [target for _, target in private_parts_of_test(source)] == found

@@ -196,6 +196,9 @@ def test_comparison_with_the_published_file(published_tasks_dir: Path, tmp_path:
 
 
 def test_default_task_set_is_built_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A private import allowed by name in tests/test_architecture.py: the default set is all seven
+    # published domains, and building them takes minutes; no public function builds a smaller default
+    # set (its folder, keyed by version and seed alone, must hold all seven).
     import sopbench.generation._files as files
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
