@@ -26,7 +26,6 @@ def test_the_readme_example_agent_plays_an_episode_to_a_verdict(tmp_path: Path) 
     assert row.status == "completed" and row.end_reason == "exit_conversation" and row.passed is not None
 
 
-def test_the_readme_shows_the_example_as_it_is() -> None:
+def test_the_readme_names_the_example() -> None:
     readme = (EXAMPLE.parents[2] / "README.md").read_text()
-    body = EXAMPLE.read_text().split('"""', 2)[2].strip()
-    assert body in readme
+    assert "examples/mcp/scripted_agent.py" in readme
