@@ -165,6 +165,39 @@ def test_an_unknown_task_id_and_a_port_in_use_are_one_line(tmp_path: Path) -> No
     assert re.search(rf"error: --port {port}: cannot listen on 127.0.0.1:{port}", done.stderr)
 
 
+def test_a_client_that_never_exits_then_floods_is_ended_counted_and_stored(tmp_path: Path) -> None:
+    """A client that neither calls the exit tool nor closes is ended at --episode-timeout; its 10,000
+    calls after that are each answered with an error, counted in the server's last line, and the
+    stored episode is the one that timed out."""
+    errlog = (tmp_path / "serve.log").open("w+")
+
+    async def main() -> list:
+        async with _client(tmp_path / "o", "--task", TASK, "--episode-timeout", "2", errlog=errlog) as client:
+            await client.get_prompt("task")
+            first = await client.call_tool("get_account_balance", {"account_number": "x"})
+            assert not first.content[0].text.startswith("[sopbench]")
+            await asyncio.sleep(4)  # idle past the episode timeout, without closing
+            answers = []
+            for _ in range(20):
+                batch = [
+                    client.call_tool("get_account_balance", {"account_number": str(i)}) for i in range(500)
+                ]
+                answers += await asyncio.gather(*batch)
+            return answers
+
+    with errlog:
+        answers = asyncio.run(main())
+    assert len(answers) == 10_000
+    assert all(a.is_error and "has ended" in a.content[0].text for a in answers)
+    log = (tmp_path / "serve.log").read_text()
+    assert "10000 requests after their episode ended were refused" in log, log[-2000:]
+    [row] = _rows(tmp_path / "o")
+    assert (row.task_id, row.status, row.reason) == (TASK, "infra_error", "the episode timed out after 2 s")
+    assert row.agent_steps == 1  # the call made before the timeout is kept
+    with sqlite3.connect(tmp_path / "o" / "results.sqlite") as db:
+        assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
+
+
 def _http_server(output: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     argv = _serve_argv(output, "--all", "--transport", "http", "--port", "0", *extra)
     proc = subprocess.Popen(
