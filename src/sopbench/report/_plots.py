@@ -26,18 +26,6 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import TightLayoutEngine
 from matplotlib.transforms import Bbox
 
-__all__ = [
-    "FAINT",
-    "Point",
-    "RateBar",
-    "Series",
-    "colour_of",
-    "domain_rates_svg",
-    "failures_svg",
-    "pass_hat_k_svg",
-    "split_scatter_svg",
-]
-
 _STYLE: dict[Any, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "sopbench-report",
